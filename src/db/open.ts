@@ -1,0 +1,32 @@
+import Database from "better-sqlite3";
+import { existsSync } from "node:fs";
+import { UsageError } from "../errors.js";
+import { SCHEMA_VERSION } from "./migrations.js";
+
+export type Db = Database.Database;
+
+/**
+ * Opens the database. WAL lets the build read a consistent snapshot while the
+ * write proxy writes; the busy timeout makes writers queue instead of failing
+ * with SQLITE_BUSY. `readonly` is for the build, which must never write.
+ */
+export function openDatabase(file: string, options: { readonly?: boolean; create?: boolean } = {}): Db {
+  if (!options.create && !existsSync(file)) {
+    throw new UsageError(`database ${file} does not exist; create it with: cdsnap db migrate --db ${file}`);
+  }
+  const db = new Database(file, { readonly: options.readonly ?? false, fileMustExist: !options.create });
+  db.pragma("busy_timeout = 5000");
+  db.pragma("foreign_keys = ON");
+  if (!options.readonly) db.pragma("journal_mode = WAL");
+  return db;
+}
+
+/** Refuses a database the migrations have not brought to this cdsnap's schema. */
+export function assertMigrated(db: Db, file: string): void {
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version !== SCHEMA_VERSION) {
+    throw new UsageError(
+      `database ${file} is at schema version ${version}, expected ${SCHEMA_VERSION}; run: cdsnap db migrate --db ${file}`,
+    );
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * Reads the organizations' public data in one read transaction, so the build
+ * sees one consistent state even while the write proxy writes. Columns are
+ * named one by one: `organization_secrets` is never selected here, and neither
+ * is any column the output does not need.
+ */
+import type { z } from "zod";
+import type { Problem } from "../errors.js";
+import { businessOfferValue, type StoredOffer } from "../model/business.js";
+import type { BlockRecord, CategoryRecord, OrgRecord, OrgSnapshot } from "../model/snapshot.js";
+import {
+  blockRowSchema,
+  categoryRowSchema,
+  fieldValueSchema,
+  organizationRowSchema,
+  pageNameSchema,
+  type FieldValue,
+} from "../model/sources.js";
+import type { Db } from "./open.js";
+
+const ORG_COLUMNS =
+  "id, name, slug, google_analytics_id, meta_pixel_id, gtm_container_id, business_description, allowed_origins";
+
+function check<S extends z.ZodType>(
+  schema: S,
+  row: unknown,
+  where: string,
+  problems: Problem[],
+): z.output<S> | undefined {
+  const result = schema.safeParse(row);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) {
+    const member = issue.path.join(".");
+    problems.push({ where, message: member ? `${member}: ${issue.message}` : issue.message });
+  }
+  return undefined;
+}
+
+interface OrgRow {
+  id: string;
+  name: string;
+  slug: string;
+  google_analytics_id: string | null;
+  meta_pixel_id: string | null;
+  gtm_container_id: string | null;
+  business_description: string;
+  allowed_origins: string | null;
+}
+
+/** Lists organization ids (all, in code-unit order). */
+export function listOrgIds(db: Db): string[] {
+  return (db.prepare("SELECT id FROM organizations ORDER BY id").all() as { id: string }[]).map((r) => r.id);
+}
+
+function readOrgRecord(db: Db, orgId: string, problems: Problem[]): OrgRecord | undefined {
+  const raw = db.prepare(`SELECT ${ORG_COLUMNS} FROM organizations WHERE id = ?`).get(orgId) as OrgRow | undefined;
+  if (!raw) return undefined;
+  const row = check(organizationRowSchema, raw, `organizations[id=${orgId}]`, problems);
+  const offers: StoredOffer[] = [];
+  const offerRows = db
+    .prepare("SELECT position, name, description, link FROM business_offers WHERE org_id = ? ORDER BY position")
+    .all(orgId) as { position: number; name: string; description: string; link: string | null }[];
+  for (const o of offerRows) {
+    const offer = check(
+      businessOfferValue,
+      { name: o.name, description: o.description, link: o.link },
+      `business_offers[org_id=${orgId} position=${o.position}]`,
+      problems,
+    );
+    if (offer) offers.push(offer);
+  }
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    integrations: {
+      googleAnalyticsId: row.google_analytics_id,
+      metaPixelId: row.meta_pixel_id,
+      gtmContainerId: row.gtm_container_id,
+    },
+    businessDescription: row.business_description,
+    businessOffers: offers,
+    allowedOrigins: row.allowed_origins,
+  };
+}
+
+/** One organization's record alone: what the write proxy needs to re-render its file. */
+export function readOrganization(db: Db, orgId: string): { record: OrgRecord | undefined; problems: Problem[] } {
+  const problems: Problem[] = [];
+  const record = readOrgRecord(db, orgId, problems);
+  return { record, problems };
+}
+
+function readCategories(db: Db, orgId: string, problems: Problem[]): CategoryRecord[] {
+  const rows = db.prepare("SELECT id, slug, value, position FROM categories WHERE org_id = ?").all(orgId);
+  const out: CategoryRecord[] = [];
+  for (const raw of rows as { id: string }[]) {
+    const row = check(categoryRowSchema, raw, `categories[org_id=${orgId} id=${raw.id}]`, problems);
+    if (row) out.push(row);
+  }
+  return out;
+}
+
+function parseFieldJson(value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    return Symbol.for("invalid-json");
+  }
+}
+
+function readBlocks(db: Db, orgId: string, problems: Problem[]): BlockRecord[] {
+  const fieldsByBlock = new Map<string, FieldValue[]>();
+  const fieldRows = db
+    .prepare("SELECT block_id, position, key, type, value FROM block_fields WHERE org_id = ? ORDER BY block_id, position")
+    .all(orgId) as { block_id: string; position: number; key: string; type: string; value: string }[];
+  for (const f of fieldRows) {
+    const where = `block_fields[org_id=${orgId} block_id=${f.block_id} position=${f.position}]`;
+    const value = parseFieldJson(f.value);
+    if (typeof value === "symbol") {
+      problems.push({ where, message: "value: is not valid JSON" });
+      continue;
+    }
+    const field = check(fieldValueSchema, { key: f.key, type: f.type, value }, where, problems);
+    if (!field) continue;
+    const list = fieldsByBlock.get(f.block_id) ?? [];
+    if (list.some((other) => other.key === field.key)) {
+      problems.push({ where, message: `key: "${field.key}" is used twice in block ${f.block_id}` });
+    }
+    list.push(field);
+    fieldsByBlock.set(f.block_id, list);
+  }
+
+  const pagesByBlock = new Map<string, string[]>();
+  const pageRows = db
+    .prepare("SELECT block_id, page FROM block_pages WHERE org_id = ? ORDER BY block_id, page")
+    .all(orgId) as { block_id: string; page: string }[];
+  for (const p of pageRows) {
+    const where = `block_pages[org_id=${orgId} block_id=${p.block_id} page=${JSON.stringify(p.page)}]`;
+    if (check(pageNameSchema, p.page, where, problems) === undefined) continue;
+    const list = pagesByBlock.get(p.block_id) ?? [];
+    list.push(p.page);
+    pagesByBlock.set(p.block_id, list);
+  }
+
+  const rows = db.prepare("SELECT id, slug, name, status, position FROM blocks WHERE org_id = ?").all(orgId);
+  const out: BlockRecord[] = [];
+  for (const raw of rows as { id: string }[]) {
+    const row = check(blockRowSchema, raw, `blocks[org_id=${orgId} id=${raw.id}]`, problems);
+    if (!row) continue;
+    out.push({ ...row, fields: fieldsByBlock.get(row.id) ?? [], pages: pagesByBlock.get(row.id) ?? [] });
+  }
+  return out;
+}
+
+export interface SnapshotRead {
+  orgs: OrgSnapshot[];
+  /** Requested ids with no organization row. */
+  missing: string[];
+  /** Ids that have an organization row, valid or not. */
+  rowIds: Set<string>;
+  problems: Problem[];
+}
+
+/**
+ * Reads the named organizations (all when `orgIds` is undefined) and validates
+ * every row, drafts and archived blocks included (D9).
+ */
+export function readSnapshot(db: Db, orgIds?: readonly string[]): SnapshotRead {
+  return db.transaction(() => {
+    const problems: Problem[] = [];
+    const rowIds = new Set(listOrgIds(db));
+    const ids = orgIds ?? [...rowIds];
+    const orgs: OrgSnapshot[] = [];
+    const missing = ids.filter((id) => !rowIds.has(id));
+    for (const orgId of ids) {
+      const record = rowIds.has(orgId) ? readOrgRecord(db, orgId, problems) : undefined;
+      if (!record) continue;
+      orgs.push({ ...record, categories: readCategories(db, orgId, problems), blocks: readBlocks(db, orgId, problems) });
+    }
+    return { orgs, missing, rowIds, problems };
+  })();
+}

@@ -1,0 +1,47 @@
+/**
+ * Keeps one organization's `organization` file equal to its database row. The
+ * write proxy calls this after every PATCH, the server on start, and the build
+ * after its swap (D14). Each call holds SQLite's write lock (BEGIN IMMEDIATE)
+ * from reading the row to renaming the file, so concurrent callers in any
+ * process rename in commit order and the last file written is the latest row.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileOf } from "../api-paths.js";
+import { readOrganization } from "../db/read-snapshot.js";
+import type { Db } from "../db/open.js";
+import type { Organization } from "../model/api.js";
+import { renderOrganization } from "../render/organization.js";
+import { writeFileAtomicSync } from "./atomic-write.js";
+import { fileBytes } from "./emit-tree.js";
+import { liveGenerationSync, type TreeStore } from "./tree-store.js";
+
+export interface RefreshResult {
+  organization: Organization;
+  /** The file's bytes changed (false when it already matched). */
+  written: boolean;
+  etag: string | null;
+}
+
+/**
+ * Re-renders the organization file from the database and replaces it when its
+ * bytes differ. Returns null when the organization has no file in the live tree
+ * (not built yet) or its row does not validate (the next build reports why).
+ */
+export function refreshOrganizationFile(db: Db, store: TreeStore, orgId: string): RefreshResult | null {
+  return db
+    .transaction((): RefreshResult | null => {
+      const gen = liveGenerationSync(store);
+      if (!gen) return null;
+      const file = path.join(gen.tree, fileOf({ kind: "organization", orgId }));
+      if (!existsSync(file)) return null;
+      const { record, problems } = readOrganization(db, orgId);
+      if (!record || problems.length > 0) return null;
+      const organization = renderOrganization(record);
+      const bytes = fileBytes(organization);
+      const written = !readFileSync(file).equals(bytes);
+      if (written) writeFileAtomicSync(file, bytes);
+      return { organization, written, etag: null };
+    })
+    .immediate();
+}

@@ -1,0 +1,26 @@
+import { openDatabase } from "../db/open.js";
+import { refreshOrganizationFile } from "./organization-file.js";
+import type { TreeStore } from "./tree-store.js";
+
+/**
+ * D14, the build's side: a PATCH committed after the build read its snapshot
+ * must not be undone by the swap, so after swapping, each organization file is
+ * brought up to its row under the database's write lock. A database this
+ * process cannot write has no write proxy writing it either; then there is
+ * nothing to reconcile.
+ */
+export async function reconcileOrganizationFiles(dbFile: string, store: TreeStore, orgIds: readonly string[]): Promise<void> {
+  let db;
+  try {
+    db = openDatabase(dbFile);
+  } catch {
+    return;
+  }
+  try {
+    for (const orgId of orgIds) refreshOrganizationFile(db, store, orgId);
+  } catch (error) {
+    if ((error as { code?: string }).code !== "SQLITE_READONLY") throw error;
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * Where the published tree lives and how a new one replaces it.
+ *
+ * `--out` is a symbolic link to one generation's tree:
+ *
+ *     site -> .site.cdsnap/gens/000007/tree
+ *     .site.cdsnap/gens/000007/tree/api/organizations/…   the files a CDN serves
+ *     .site.cdsnap/gens/000007/pages/<orgId>.json         D8 membership, never served
+ *     .site.cdsnap/gens/000007/manifest.json              output hashes, never served
+ *     .site.cdsnap/lock                                   one build at a time
+ *
+ * A build writes the next generation beside the live one and replaces the link
+ * with rename(2), so `--out` is never missing, half-written or a mix of two
+ * builds, and a failed or killed build leaves it exactly as it was.
+ */
+import { randomBytes } from "node:crypto";
+import { lstat, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, writeFile, unlink } from "node:fs/promises";
+import { readlinkSync } from "node:fs";
+import { hostname } from "node:os";
+import path from "node:path";
+import { UsageError } from "../errors.js";
+
+export interface TreeStore {
+  /** The `--out` path as given, made absolute. */
+  out: string;
+  /** `.<name>.cdsnap` beside `--out`. */
+  stateDir: string;
+  gensDir: string;
+}
+
+export function treeStoreOf(out: string): TreeStore {
+  const absolute = path.resolve(out);
+  const stateDir = path.join(path.dirname(absolute), `.${path.basename(absolute)}.cdsnap`);
+  return { out: absolute, stateDir, gensDir: path.join(stateDir, "gens") };
+}
+
+export interface Generation {
+  id: string;
+  dir: string;
+  tree: string;
+}
+
+export function generation(store: TreeStore, id: string): Generation {
+  const dir = path.join(store.gensDir, id);
+  return { id, dir, tree: path.join(dir, "tree") };
+}
+
+export function pagesFileOf(gen: Pick<Generation, "dir">, orgId: string): string {
+  return path.join(gen.dir, "pages", `${orgId}.json`);
+}
+
+export function manifestFileOf(gen: Pick<Generation, "dir">): string {
+  return path.join(gen.dir, "manifest.json");
+}
+
+function genIdFromLink(target: string): string | null {
+  const match = /(?:^|\/)gens\/(\d{6,})\/tree$/.exec(target);
+  return match ? match[1]! : null;
+}
+
+/** The live generation, or null before the first build. */
+export async function liveGeneration(store: TreeStore): Promise<Generation | null> {
+  let info;
+  try {
+    info = await lstat(store.out);
+  } catch {
+    return null;
+  }
+  if (!info.isSymbolicLink()) return null;
+  const id = genIdFromLink(await readlink(store.out));
+  return id ? generation(store, id) : null;
+}
+
+/** The live generation, synchronously (the server resolves it per request). */
+export function liveGenerationSync(store: TreeStore): Generation | null {
+  try {
+    const id = genIdFromLink(readlinkSync(store.out));
+    return id ? generation(store, id) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Fails early, before any work, when `--out` is something cdsnap must not replace. */
+export async function assertReplaceable(store: TreeStore): Promise<void> {
+  let info;
+  try {
+    info = await lstat(store.out);
+  } catch {
+    return;
+  }
+  if (info.isSymbolicLink()) {
+    if (genIdFromLink(await readlink(store.out)) === null) {
+      throw new UsageError(`--out ${store.out} is a symbolic link cdsnap did not make; remove it or choose another path`);
+    }
+    return;
+  }
+  if (info.isDirectory() && (await readdir(store.out)).length === 0) return;
+  throw new UsageError(
+    `--out ${store.out} already exists and was not made by cdsnap; move it away or choose another path`,
+  );
+}
+
+export async function nextGenerationId(store: TreeStore): Promise<string> {
+  let max = 0;
+  try {
+    for (const name of await readdir(store.gensDir)) if (/^\d+$/.test(name)) max = Math.max(max, Number(name));
+  } catch {
+    // no generation yet
+  }
+  return String(max + 1).padStart(6, "0");
+}
+
+/** Points `--out` at a generation, atomically. */
+export async function swapTo(store: TreeStore, gen: Generation): Promise<void> {
+  const target = path.relative(path.dirname(store.out), gen.tree);
+  const temp = `${store.out}.${randomBytes(6).toString("hex")}.link`;
+  await symlink(target, temp);
+  try {
+    const info = await lstat(store.out).catch(() => null);
+    // Only an empty folder can be here (assertReplaceable); rename cannot replace it with a link.
+    if (info?.isDirectory()) await rmdir(store.out);
+    await rename(temp, store.out);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Removes every generation but the live one and the one before it: readers that
+ * resolved the link an instant before a swap still find their files.
+ */
+export async function pruneGenerations(store: TreeStore, keep: readonly string[]): Promise<void> {
+  let names: string[] = [];
+  try {
+    names = await readdir(store.gensDir);
+  } catch {
+    return;
+  }
+  const kept = new Set(keep);
+  await Promise.all(
+    names.filter((n) => !kept.has(n)).map((n) => rm(path.join(store.gensDir, n), { recursive: true, force: true })),
+  );
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Takes the build lock of this `--out`. A lock left by a build that was killed
+ * (its process is gone) is taken over; a live one is an error naming its owner.
+ */
+export async function acquireBuildLock(store: TreeStore): Promise<() => Promise<void>> {
+  await mkdir(store.stateDir, { recursive: true });
+  const lockFile = path.join(store.stateDir, "lock");
+  const owner = JSON.stringify({ pid: process.pid, host: hostname() });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await writeFile(lockFile, owner, { flag: "wx" });
+      return async () => {
+        await rm(lockFile, { force: true });
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const held = JSON.parse(await readFile(lockFile, "utf8").catch(() => "{}")) as { pid?: number; host?: string };
+      // A lock that cannot be read was left half-written by a killed build.
+      const stale = held.pid === undefined || (held.host === hostname() && !isAlive(held.pid));
+      if (!stale) {
+        throw new UsageError(
+          `another build (pid ${held.pid} on ${held.host}) is writing ${store.out}; wait for it to finish`,
+        );
+      }
+      await rm(lockFile, { force: true });
+    }
+  }
+  throw new UsageError(`could not take the build lock ${lockFile}`);
+}

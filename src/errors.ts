@@ -1,0 +1,49 @@
+/**
+ * The error family. Every failure a person can meet has a stable `code`; the
+ * server turns these into HTTP answers in one place (server/respond.ts), the CLI
+ * into a message and an exit code (cli/main.ts). Anything else is a bug.
+ */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class CdsnapError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status = 500,
+    readonly details?: ErrorDetail[],
+  ) {
+    super(message);
+    this.name = "CdsnapError";
+  }
+}
+
+/** A source problem found by the build: where (file:line, or table and key) and what. */
+export interface Problem {
+  where: string;
+  message: string;
+}
+
+export class InvalidSourcesError extends CdsnapError {
+  constructor(readonly problems: Problem[]) {
+    super(
+      "invalid_sources",
+      `the sources have ${problems.length} problem${problems.length === 1 ? "" : "s"}; nothing was written`,
+    );
+    this.name = "InvalidSourcesError";
+  }
+}
+
+/** A problem with how cdsnap was called or configured (a missing folder, a bad flag). */
+export class UsageError extends CdsnapError {
+  constructor(message: string) {
+    super("usage", message);
+    this.name = "UsageError";
+  }
+}
+
+export function formatProblems(problems: readonly Problem[]): string {
+  return problems.map((p) => `${p.where}: ${p.message}`).join("\n");
+}

@@ -1,0 +1,75 @@
+import {
+  contentDetailSchema,
+  contentListSchema,
+  referenceListSchema,
+  type ContentDetail,
+  type ContentSummary,
+  type Reference,
+} from "../model/api.js";
+import type { CategoryRecord, PostRecord } from "../model/snapshot.js";
+import { compareCodeUnits } from "./canonical-json.js";
+import { deriveExcerpt } from "./excerpt.js";
+
+export type PostState = "published" | "draft" | "archived" | "scheduled";
+
+/** D1: published status and a publish instant not after `now`. */
+export function stateOf(post: PostRecord, now: number): PostState {
+  if (post.meta.status !== "published") return post.meta.status;
+  return post.publish.instant > now ? "scheduled" : "published";
+}
+
+/** D2: newest publish instant first, ties by slug ascending. */
+export function sortNewestFirst(posts: readonly PostRecord[]): PostRecord[] {
+  return [...posts].sort(
+    (a, b) => b.publish.instant - a.publish.instant || compareCodeUnits(a.meta.slug, b.meta.slug),
+  );
+}
+
+function referencesOf(post: PostRecord): Reference[] | null {
+  const refs = post.meta.references;
+  if (refs === undefined) return null;
+  return refs.map((r) => ({
+    source: r.source,
+    url: r.url,
+    ...(r.asOf === undefined ? {} : { asOf: r.asOf }),
+    ...(r.claim === undefined ? {} : { claim: r.claim }),
+  }));
+}
+
+export function renderDetail(post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>): ContentDetail {
+  const meta = post.meta;
+  const category = meta.category === undefined ? undefined : categories.get(meta.category);
+  const excerpt = meta.excerpt ?? deriveExcerpt(post.body);
+  return contentDetailSchema.parse({
+    id: meta.id,
+    title: meta.title,
+    slug: meta.slug,
+    excerpt,
+    categoryName: category?.value ?? null,
+    categorySlug: category?.slug ?? null,
+    authorName: meta.authorName,
+    publishedAt: post.publish.date,
+    featuredImage: meta.featuredImage ? { url: meta.featuredImage.url, alt: meta.featuredImage.alt } : null,
+    seoMetadata: {
+      title: meta.seoMetadata?.title ?? meta.title,
+      description: meta.seoMetadata?.description ?? excerpt,
+    },
+    tags: meta.tags ?? [],
+    content: post.body,
+    references: referencesOf(post),
+  });
+}
+
+export function summaryOf(detail: ContentDetail): ContentSummary {
+  const { content: _content, references: _references, ...summary } = detail;
+  return summary;
+}
+
+export function renderContentList(summaries: ContentSummary[]) {
+  return contentListSchema.parse({ items: summaries });
+}
+
+/** D3: `/references` answers `[]` for a post whose references are null. */
+export function renderReferences(detail: ContentDetail): Reference[] {
+  return referenceListSchema.parse(detail.references ?? []);
+}

@@ -1,0 +1,58 @@
+/**
+ * Rules that span several sources of one organization: unique post ids and
+ * slugs (drafts included, D9), categories that exist, unique slugs of blocks and
+ * categories (the database has the constraint, but the build does not trust a
+ * database it did not migrate).
+ */
+import type { Problem } from "../errors.js";
+import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
+
+function duplicates<T>(items: readonly T[], keyOf: (item: T) => string, report: (item: T, first: T) => void): void {
+  const seen = new Map<string, T>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const first = seen.get(key);
+    if (first === undefined) seen.set(key, item);
+    else report(item, first);
+  }
+}
+
+export function crossCheck(org: OrgSnapshot, posts: readonly PostRecord[]): Problem[] {
+  const problems: Problem[] = [];
+  duplicates(
+    posts,
+    (p) => p.meta.id,
+    (p, first) => problems.push({ where: p.file, message: `id: "${p.meta.id}" is also used by ${first.file}` }),
+  );
+  duplicates(
+    posts,
+    (p) => p.meta.slug,
+    (p, first) => problems.push({ where: p.file, message: `slug: "${p.meta.slug}" is also used by ${first.file}` }),
+  );
+  const categorySlugs = new Set(org.categories.map((c) => c.slug));
+  for (const post of posts) {
+    const category = post.meta.category;
+    if (category !== undefined && !categorySlugs.has(category)) {
+      problems.push({
+        where: post.file,
+        message: `category: "${category}" is not a category of organization ${org.id}`,
+      });
+    }
+  }
+  duplicates(
+    org.blocks,
+    (b) => b.slug,
+    (b, first) =>
+      problems.push({ where: `blocks[org_id=${org.id} id=${b.id}]`, message: `slug: "${b.slug}" is also used by block ${first.id}` }),
+  );
+  duplicates(
+    org.categories,
+    (c) => c.slug,
+    (c, first) =>
+      problems.push({
+        where: `categories[org_id=${org.id} id=${c.id}]`,
+        message: `slug: "${c.slug}" is also used by category ${first.id}`,
+      }),
+  );
+  return problems;
+}

@@ -1,0 +1,113 @@
+/**
+ * Splits a post into YAML front matter and markdown body, and validates the
+ * front matter. The YAML is read with the core schema only: no custom tags, no
+ * `!!js` anything, no merge keys, duplicate keys refused, aliases bounded, and
+ * every warning is an error, so a file means exactly what it says.
+ */
+import { LineCounter, parseDocument, isMap, isScalar, type Document } from "yaml";
+import type { z } from "zod";
+import type { Problem } from "../errors.js";
+import { parsePublishDate } from "../model/rules.js";
+import { frontMatterSchema } from "../model/sources.js";
+import type { PostRecord } from "../model/snapshot.js";
+
+const OPEN = /^---[ \t]*\r?\n/;
+const CLOSE = /^---[ \t]*(?:\r?\n|$)/m;
+
+interface Split {
+  yaml: string;
+  body: string;
+}
+
+function split(text: string): Split | string {
+  const open = OPEN.exec(text);
+  if (!open) return "must start with a '---' line opening the front matter";
+  const rest = text.slice(open[0].length);
+  const close = CLOSE.exec(rest);
+  if (!close) return "the front matter has no closing '---' line";
+  return { yaml: rest.slice(0, close.index), body: rest.slice(close.index + close[0].length) };
+}
+
+function lineOf(doc: Document, counter: LineCounter, path: readonly PropertyKey[]): number {
+  for (let depth = path.length; depth >= 0; depth--) {
+    const node = depth === 0 ? doc.contents : doc.getIn(path.slice(0, depth) as (string | number)[], true);
+    const range = (node as { range?: [number, number, number] } | undefined)?.range;
+    if (range) return counter.linePos(range[0]).line;
+  }
+  return 1;
+}
+
+function keyLine(doc: Document, counter: LineCounter, parent: readonly PropertyKey[], key: string): number {
+  const container = parent.length === 0 ? doc.contents : doc.getIn(parent as (string | number)[], true);
+  if (isMap(container)) {
+    for (const pair of container.items) {
+      if (isScalar(pair.key) && pair.key.value === key && pair.key.range) return counter.linePos(pair.key.range[0]).line;
+    }
+  }
+  return lineOf(doc, counter, parent);
+}
+
+function issuesToProblems(
+  issues: readonly z.core.$ZodIssue[],
+  doc: Document,
+  counter: LineCounter,
+  file: string,
+  firstLine: number,
+): Problem[] {
+  const problems: Problem[] = [];
+  for (const issue of issues) {
+    const at = (line: number) => `${file}:${line + firstLine - 1}`;
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) {
+        const member = [...issue.path, key].join(".");
+        problems.push({ where: at(keyLine(doc, counter, issue.path, key)), message: `${member}: unknown key` });
+      }
+      continue;
+    }
+    const member = issue.path.join(".") || "front matter";
+    const missing = issue.code === "invalid_type" && doc.getIn(issue.path as (string | number)[]) === undefined;
+    const message = missing ? "is required" : issue.message;
+    problems.push({ where: at(lineOf(doc, counter, issue.path)), message: `${member}: ${message}` });
+  }
+  return problems;
+}
+
+/** Parses one post file's text; `file` is its path for messages. */
+export function parsePost(file: string, text: string): { post?: PostRecord; problems: Problem[] } {
+  const unbom = text.startsWith("\uFEFF") ? text.slice(1) : text;
+  const parts = split(unbom);
+  if (typeof parts === "string") return { problems: [{ where: `${file}:1`, message: parts }] };
+
+  const counter = new LineCounter();
+  const doc = parseDocument(parts.yaml, {
+    schema: "core",
+    customTags: [],
+    merge: false,
+    uniqueKeys: true,
+    strict: true,
+    prettyErrors: false,
+    lineCounter: counter,
+  });
+  // YAML line 1 is file line 2, after the opening '---'.
+  const firstLine = 2;
+  const yamlProblems = [...doc.errors, ...doc.warnings].map((e) => ({
+    where: `${file}:${(e.linePos?.[0]?.line ?? 1) + firstLine - 1}`,
+    message: `front matter: ${e.message.split("\n")[0]}`,
+  }));
+  if (yamlProblems.length > 0) return { problems: yamlProblems };
+  if (doc.contents !== null && !isMap(doc.contents)) {
+    return { problems: [{ where: `${file}:${firstLine}`, message: "front matter: must be a mapping of keys to values" }] };
+  }
+
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 50 }) ?? {};
+  } catch (error) {
+    return { problems: [{ where: `${file}:${firstLine}`, message: `front matter: ${(error as Error).message}` }] };
+  }
+  const result = frontMatterSchema.safeParse(data);
+  if (!result.success) return { problems: issuesToProblems(result.error.issues, doc, counter, file, firstLine) };
+  const publish = parsePublishDate(result.data.publishedAt);
+  if (!publish) throw new Error("unreachable: publishedAt passed its schema");
+  return { post: { file, meta: result.data, body: parts.body, publish }, problems: [] };
+}
