@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Two cores: tests start real servers and child processes, more workers only contend.
+    maxWorkers: 2,
+  },
+});
