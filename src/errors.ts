@@ -14,6 +14,8 @@ export class CdsnapError extends Error {
     message: string,
     readonly status = 500,
     readonly details?: ErrorDetail[],
+    /** Headers the HTTP answer must carry (Allow on 405, Retry-After on 429). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = "CdsnapError";

@@ -8,6 +8,8 @@ import { Command, CommanderError } from "commander";
 import { CdsnapError, InvalidSourcesError, UsageError, formatProblems } from "../errors.js";
 import { registerBuild } from "./build-command.js";
 import { registerDb } from "./db-command.js";
+import { registerKeys } from "./keys-command.js";
+import { registerServe } from "./serve-command.js";
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, internal: 70 } as const;
 
@@ -43,6 +45,8 @@ export function createProgram(): Command {
     .exitOverride();
   registerBuild(program);
   registerDb(program);
+  registerServe(program);
+  registerKeys(program);
   return program;
 }
 

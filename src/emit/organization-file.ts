@@ -20,7 +20,6 @@ export interface RefreshResult {
   organization: Organization;
   /** The file's bytes changed (false when it already matched). */
   written: boolean;
-  etag: string | null;
 }
 
 /**
@@ -41,7 +40,7 @@ export function refreshOrganizationFile(db: Db, store: TreeStore, orgId: string)
       const bytes = fileBytes(organization);
       const written = !readFileSync(file).equals(bytes);
       if (written) writeFileAtomicSync(file, bytes);
-      return { organization, written, etag: null };
+      return { organization, written };
     })
     .immediate();
 }

@@ -1,0 +1,65 @@
+import type { Command } from "commander";
+import { createKey, listKeys, parseScopes, revokeKey } from "../db/keys.js";
+import { assertMigrated, openDatabase, type Db } from "../db/open.js";
+import { absolute, dbOption } from "./options.js";
+
+function withDb<T>(file: string, fn: (db: Db) => T): T {
+  const db = openDatabase(absolute(file));
+  try {
+    assertMigrated(db, file);
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+export function registerKeys(program: Command): void {
+  const keys = program.command("keys").description("create, list and revoke API keys (D5)");
+  keys
+    .command("create")
+    .description("create a key and print it once; only its SHA-256 is stored")
+    .addOption(dbOption())
+    .requiredOption("--org <id>", "organization the key belongs to")
+    .option("--scopes <scopes>", "read, or read,write", "read")
+    .option("--label <label>", "a note to recognise the key by")
+    .option("--json", "print the key and its record as JSON")
+    .action((flags: { db: string; org: string; scopes: string; label?: string; json?: boolean }) => {
+      const created = withDb(flags.db, (db) =>
+        createKey(db, { orgId: flags.org, scopes: parseScopes(flags.scopes), label: flags.label }),
+      );
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify({ key: created.rawKey, ...created.record })}\n`);
+        return;
+      }
+      process.stdout.write(
+        `${created.rawKey}\n` +
+          `created key ${created.record.id} for ${created.record.orgId} (${created.record.scopes.join(",")}); ` +
+          "store it now: it is not shown again\n",
+      );
+    });
+  keys
+    .command("list")
+    .description("list keys (never the keys themselves)")
+    .addOption(dbOption())
+    .option("--org <id>", "only this organization's keys")
+    .option("--json", "print JSON")
+    .action((flags: { db: string; org?: string; json?: boolean }) => {
+      const records = withDb(flags.db, (db) => listKeys(db, flags.org)).map(({ keySha256: _hash, ...rest }) => rest);
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify(records)}\n`);
+        return;
+      }
+      for (const r of records) {
+        const state = r.revokedAt ? `revoked ${r.revokedAt}` : "active";
+        process.stdout.write(`${r.id}\t${r.orgId}\t${r.scopes.join(",")}\t${state}\t${r.label ?? ""}\n`);
+      }
+    });
+  keys
+    .command("revoke <id>")
+    .description("revoke a key; a running server refuses it within a second")
+    .addOption(dbOption())
+    .action((id: string, flags: { db: string }) => {
+      const record = withDb(flags.db, (db) => revokeKey(db, id));
+      process.stdout.write(`revoked ${record.id} (${record.orgId}) at ${record.revokedAt}\n`);
+    });
+}

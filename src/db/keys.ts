@@ -1,0 +1,100 @@
+/**
+ * API keys (D5): stored only as the lowercase hex SHA-256 of the raw key; the
+ * raw key exists once, in the return value of createKey.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { UsageError } from "../errors.js";
+import type { Db } from "./open.js";
+
+export type Scope = "read" | "write";
+
+export interface KeyRecord {
+  id: string;
+  orgId: string;
+  keySha256: string;
+  scopes: Scope[];
+  label: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export function hashKey(raw: string): string {
+  return createHash("sha256").update(raw, "utf8").digest("hex");
+}
+
+/** Parses `read`, `read,write`, `read write`; a write key can always read. */
+export function parseScopes(text: string): Scope[] {
+  const words = text.split(/[\s,]+/).filter(Boolean);
+  const scopes = new Set<Scope>(["read"]);
+  for (const word of words) {
+    if (word !== "read" && word !== "write") throw new UsageError(`unknown scope "${word}"; use read or read,write`);
+    scopes.add(word);
+  }
+  return [...scopes].sort();
+}
+
+interface KeyRow {
+  id: string;
+  org_id: string;
+  key_sha256: string;
+  scopes: string;
+  label: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+function toRecord(row: KeyRow): KeyRecord {
+  const scopes = row.scopes.split(" ").filter((s): s is Scope => s === "read" || s === "write");
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    keySha256: row.key_sha256,
+    scopes,
+    label: row.label,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+const COLUMNS = "id, org_id, key_sha256, scopes, label, created_at, revoked_at";
+
+export function listKeys(db: Db, orgId?: string): KeyRecord[] {
+  const rows = orgId
+    ? db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE org_id = ? ORDER BY created_at, id`).all(orgId)
+    : db.prepare(`SELECT ${COLUMNS} FROM api_keys ORDER BY org_id, created_at, id`).all();
+  return (rows as KeyRow[]).map(toRecord);
+}
+
+export interface CreatedKey {
+  record: KeyRecord;
+  /** Shown once to the person who created it; never stored. */
+  rawKey: string;
+}
+
+export function createKey(db: Db, options: { orgId: string; scopes: Scope[]; label?: string; now?: Date }): CreatedKey {
+  if (!db.prepare("SELECT 1 FROM organizations WHERE id = ?").get(options.orgId)) {
+    throw new UsageError(`no organization has the id "${options.orgId}"`);
+  }
+  const rawKey = `cds_${randomBytes(24).toString("base64url")}`;
+  const id = `key_${randomBytes(6).toString("hex")}`;
+  const row: KeyRow = {
+    id,
+    org_id: options.orgId,
+    key_sha256: hashKey(rawKey),
+    scopes: [...options.scopes].sort().join(" "),
+    label: options.label ?? null,
+    created_at: (options.now ?? new Date()).toISOString(),
+    revoked_at: null,
+  };
+  db.prepare(
+    "INSERT INTO api_keys (id, org_id, key_sha256, scopes, label, created_at, revoked_at) VALUES (@id, @org_id, @key_sha256, @scopes, @label, @created_at, @revoked_at)",
+  ).run(row);
+  return { record: toRecord(row), rawKey };
+}
+
+/** Marks a key revoked; revoking twice keeps the first instant. */
+export function revokeKey(db: Db, id: string, now = new Date()): KeyRecord {
+  const info = db.prepare("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?").run(now.toISOString(), id);
+  if (info.changes === 0) throw new UsageError(`no API key has the id "${id}"; see cdsnap keys list`);
+  return toRecord(db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE id = ?`).get(id) as KeyRow);
+}

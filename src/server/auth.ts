@@ -1,0 +1,114 @@
+/**
+ * D5: who is calling. Keys and organizations' allowed origins are held in
+ * memory and reloaded when another connection has committed to the database
+ * (SQLite's data_version), checked at most every `refreshMs`: a revocation made
+ * with `cdsnap keys revoke` takes effect within that interval, without restart.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { Db } from "../db/open.js";
+import type { Scope } from "../db/keys.js";
+import { httpError } from "./http-errors.js";
+
+export interface Caller {
+  keyId: string;
+  orgId: string;
+  scopes: ReadonlySet<Scope>;
+}
+
+interface KeyEntry extends Caller {
+  hash: Buffer;
+  revoked: boolean;
+}
+
+export interface AuthCache {
+  /** The caller for a presented `x-api-key`, or the D5 error to answer. */
+  authenticate(headerValue: string | string[] | undefined): Caller;
+  /** null = any origin (D11); otherwise the allowed origins. */
+  allowedOrigins(orgId: string): readonly string[] | null;
+  orgExists(orgId: string): boolean;
+}
+
+// Real keys are short; anything longer is refused before it is hashed.
+const MAX_KEY_LENGTH = 512;
+
+export function createAuthCache(db: Db, clock: () => number = Date.now, refreshMs = 250): AuthCache {
+  let keys = new Map<string, KeyEntry>();
+  let origins = new Map<string, string[] | null>();
+  let version = -1;
+  let checkedAt = -Infinity;
+  const dataVersion = db.prepare("PRAGMA data_version").pluck();
+  const selectKeys = db.prepare("SELECT id, org_id, key_sha256, scopes, revoked_at FROM api_keys");
+  const selectOrgs = db.prepare("SELECT id, allowed_origins FROM organizations");
+
+  function reload(): void {
+    db.transaction(() => {
+      const nextKeys = new Map<string, KeyEntry>();
+      for (const row of selectKeys.all() as {
+        id: string;
+        org_id: string;
+        key_sha256: string;
+        scopes: string;
+        revoked_at: string | null;
+      }[]) {
+        if (!/^[0-9a-f]{64}$/.test(row.key_sha256)) continue;
+        nextKeys.set(row.key_sha256, {
+          keyId: row.id,
+          orgId: row.org_id,
+          scopes: new Set(row.scopes.split(" ").filter((s): s is Scope => s === "read" || s === "write")),
+          hash: Buffer.from(row.key_sha256, "hex"),
+          revoked: row.revoked_at !== null,
+        });
+      }
+      const nextOrigins = new Map<string, string[] | null>();
+      for (const row of selectOrgs.all() as { id: string; allowed_origins: string | null }[]) {
+        nextOrigins.set(row.id, parseOrigins(row.allowed_origins));
+      }
+      keys = nextKeys;
+      origins = nextOrigins;
+    })();
+  }
+
+  function refresh(): void {
+    const now = clock();
+    if (now - checkedAt < refreshMs) return;
+    checkedAt = now;
+    const current = dataVersion.get() as number;
+    if (current !== version) {
+      version = current;
+      reload();
+    }
+  }
+
+  return {
+    authenticate(headerValue) {
+      refresh();
+      if (typeof headerValue !== "string" || headerValue === "" || headerValue.length > MAX_KEY_LENGTH) {
+        throw httpError.unauthorized();
+      }
+      const presented = createHash("sha256").update(headerValue, "utf8").digest();
+      const entry = keys.get(presented.toString("hex"));
+      // The map finds the candidate by hash; the final comparison is constant-time.
+      if (!entry || !timingSafeEqual(entry.hash, presented) || entry.revoked) throw httpError.unauthorized();
+      return entry;
+    },
+    allowedOrigins(orgId) {
+      refresh();
+      return origins.get(orgId) ?? null;
+    },
+    orgExists(orgId) {
+      refresh();
+      return origins.has(orgId);
+    },
+  };
+}
+
+function parseOrigins(value: string | null): string[] | null {
+  if (value === null) return null;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (Array.isArray(parsed)) return parsed.filter((o): o is string => typeof o === "string");
+  } catch {
+    // A broken list allows no origin rather than every origin.
+  }
+  return [];
+}

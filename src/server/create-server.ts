@@ -1,0 +1,169 @@
+/**
+ * `cdsnap serve`: the origin a CDN sits in front of. Serves the built tree
+ * (GET, HEAD) behind the API-key check, answers CORS preflights, and is the
+ * write proxy for the two PATCH endpoints. It never builds (D14); on start it
+ * brings every organization file up to its database row, which repairs a crash
+ * between a PATCH's commit and its file rename.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { WRITE_ROUTES, parseApiPath, type Route } from "../api-paths.js";
+import { assertMigrated, openDatabase, type Db } from "../db/open.js";
+import { listOrgIds } from "../db/read-snapshot.js";
+import { refreshOrganizationFile } from "../emit/organization-file.js";
+import { treeStoreOf } from "../emit/tree-store.js";
+import { createAuthCache, type AuthCache } from "./auth.js";
+import { corsHeaders, preflightHeaders } from "./cors.js";
+import { createFileCache } from "./file-cache.js";
+import { httpError } from "./http-errors.js";
+import { createRateLimiter } from "./rate-limit.js";
+import { sendError, type Exchange, type Logger } from "./respond.js";
+import { createStaticRoute } from "./static-route.js";
+import { createWriteProxy } from "./write-proxy.js";
+
+export const DEFAULT_WRITE_RATE = 60;
+
+export interface ServeOptions {
+  db: string;
+  out: string;
+  host?: string;
+  port?: number;
+  /** PATCH requests a minute per key (D6). */
+  writeRate?: number;
+  /** One JSON object per call; defaults to a line on stdout. */
+  log?: Logger;
+  clock?: () => number;
+  /** How often the key cache looks for database changes (ms). */
+  authRefreshMs?: number;
+}
+
+export interface RunningServer {
+  url: string;
+  server: Server;
+  db: Db;
+  /** Stops accepting, lets in-flight requests finish (at most `graceMs`), closes the database. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const VARY = "x-api-key, Origin";
+const GET_METHODS = "GET, HEAD, OPTIONS";
+const PATCH_METHODS = "PATCH, OPTIONS";
+
+export const defaultLogger: Logger = (line) => {
+  process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
+};
+
+function splitUrl(url: string): { rawPath: string; search: URLSearchParams } {
+  const q = url.indexOf("?");
+  let rawPath = q === -1 ? url : url.slice(0, q);
+  // D10: one trailing slash is tolerated and answers like the path without it.
+  if (rawPath.length > 1 && rawPath.endsWith("/")) rawPath = rawPath.slice(0, -1);
+  return { rawPath, search: new URLSearchParams(q === -1 ? "" : url.slice(q + 1)) };
+}
+
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  const log = options.log ?? defaultLogger;
+  const clock = options.clock ?? Date.now;
+  const db = openDatabase(options.db);
+  assertMigrated(db, options.db);
+  const store = treeStoreOf(options.out);
+  for (const orgId of listOrgIds(db)) refreshOrganizationFile(db, store, orgId);
+
+  const auth = createAuthCache(db, clock, options.authRefreshMs);
+  const statics = createStaticRoute(store, createFileCache());
+  const proxy = createWriteProxy(db, store);
+  const limiter = createRateLimiter(options.writeRate ?? DEFAULT_WRITE_RATE, clock);
+  let inFlight = 0;
+  let drained: (() => void) | null = null;
+
+  async function dispatch(ex: Exchange, auth: AuthCache): Promise<void> {
+    const { req, res } = ex;
+    const { rawPath, search } = splitUrl(req.url ?? "/");
+    const route: Route | null = parseApiPath(rawPath);
+    const origin = req.headers.origin;
+    const allowed = route ? auth.allowedOrigins(route.orgId) : null;
+    ex.baseHeaders = { ...corsHeaders(origin, allowed), Vary: VARY };
+
+    if (req.method === "OPTIONS") {
+      if (!route) throw httpError.notFound();
+      res.writeHead(204, {
+        ...preflightHeaders(origin, allowed),
+        Vary: VARY,
+        Allow: WRITE_ROUTES.has(route.kind) ? PATCH_METHODS : GET_METHODS,
+      });
+      res.end();
+      return;
+    }
+
+    const caller = auth.authenticate(req.headers["x-api-key"]);
+    ex.keyId = caller.keyId;
+    if (!route) throw httpError.notFound();
+    if (route.orgId !== caller.orgId) throw httpError.forbidden();
+
+    if (route.kind === "businessDescription" || route.kind === "businessOffers") {
+      if (req.method !== "PATCH") throw httpError.methodNotAllowed(PATCH_METHODS);
+      if (!caller.scopes.has("write")) throw httpError.insufficientScope();
+      const wait = limiter.take(caller.keyId);
+      if (wait > 0) throw httpError.rateLimited(wait);
+      await proxy.patch(ex, route);
+      return;
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") throw httpError.methodNotAllowed(GET_METHODS);
+    await statics.serve(ex, route, search);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    inFlight++;
+    const ex: Exchange = { req, res, started: process.hrtime.bigint(), baseHeaders: { Vary: VARY } };
+    res.on("finish", () => {
+      log({
+        method: req.method,
+        path: splitUrl(req.url ?? "/").rawPath,
+        status: res.statusCode,
+        ms: Number((process.hrtime.bigint() - ex.started) / 1000n) / 1000,
+        keyId: ex.keyId ?? null,
+      });
+    });
+    try {
+      await dispatch(ex, auth);
+    } catch (error) {
+      sendError(ex, error, log);
+    } finally {
+      if (--inFlight === 0) drained?.();
+    }
+  }
+
+  const server = createHttpServer({ requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 }, (req, res) => {
+    void handle(req, res);
+  });
+  server.on("clientError", (_error, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    else socket.destroy();
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 8787, options.host ?? "127.0.0.1", () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${host}:${address.port}`,
+    server,
+    db,
+    async close(graceMs = 10_000) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      if (inFlight > 0) {
+        await Promise.race([
+          new Promise<void>((resolve) => (drained = resolve)),
+          new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref()),
+        ]);
+      }
+      server.closeAllConnections();
+      await closed;
+      db.close();
+    },
+  };
+}
