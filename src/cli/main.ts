@@ -8,6 +8,7 @@ import { Command, CommanderError } from "commander";
 import { CdsnapError, InvalidSourcesError, UsageError, formatProblems } from "../errors.js";
 import { registerBuild } from "./build-command.js";
 import { registerDb } from "./db-command.js";
+import { registerDemo } from "./demo-command.js";
 import { registerKeys } from "./keys-command.js";
 import { registerServe } from "./serve-command.js";
 
@@ -47,6 +48,7 @@ export function createProgram(): Command {
   registerDb(program);
   registerServe(program);
   registerKeys(program);
+  registerDemo(program);
   return program;
 }
 

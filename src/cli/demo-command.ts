@@ -1,0 +1,61 @@
+import { Option, type Command } from "commander";
+import path from "node:path";
+import { mkdirSync } from "node:fs";
+import { build } from "../build.js";
+import { DEMO_ORG_ID, DEMO_READ_KEY, DEMO_WRITE_KEY, seedDemo } from "../db/demo-seed.js";
+import { migrate } from "../db/migrations.js";
+import { openDatabase } from "../db/open.js";
+import { formatReport } from "../report.js";
+import { startServer } from "../server/create-server.js";
+
+interface DemoFlags {
+  dir: string;
+  content: string;
+  port: number;
+}
+
+/** `npm start`: migrate, seed when empty, build and serve the demo organization. */
+export function registerDemo(program: Command): void {
+  program
+    .command("demo")
+    .description("build the demo organization from content/ and serve it, printing a working curl line")
+    .option("--dir <dir>", "where the demo database and tree go", ".demo")
+    .option("--content <dir>", "the demo posts", "content")
+    .addOption(new Option("--port <n>", "port to listen on").env("CDSNAP_PORT").default(8787).argParser(Number))
+    .action(async (flags: DemoFlags) => {
+      const dir = path.resolve(flags.dir);
+      mkdirSync(dir, { recursive: true });
+      const dbFile = path.join(dir, "cdsnap.db");
+      const db = openDatabase(dbFile, { create: true });
+      try {
+        migrate(db);
+        if (seedDemo(db)) process.stdout.write(`seeded the demo organizations into ${dbFile}\n`);
+      } finally {
+        db.close();
+      }
+      const out = path.join(dir, "site");
+      const report = await build({ db: dbFile, content: path.resolve(flags.content), out });
+      process.stdout.write(`${formatReport(report)}\n`);
+
+      const running = await startServer({ db: dbFile, out, port: flags.port });
+      const base = `${running.url}/api/organizations/${DEMO_ORG_ID}`;
+      process.stdout.write(
+        [
+          "",
+          `cdsnap serving ${running.url} (demo keys are public and for this demo only)`,
+          "try:",
+          `  curl -H 'x-api-key: ${DEMO_READ_KEY}' ${base}/contents`,
+          `  curl -H 'x-api-key: ${DEMO_READ_KEY}' '${base}/blocks?pages=home'`,
+          `  curl -X PATCH -H 'x-api-key: ${DEMO_WRITE_KEY}' -H 'content-type: application/json' \\`,
+          `       -d '{"businessDescription":"Roasted on the waterfront."}' ${base}/business-description`,
+          "Ctrl-C stops it.",
+          "",
+        ].join("\n"),
+      );
+      await new Promise<void>((resolve) => {
+        const stop = () => void running.close().then(resolve);
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      });
+    });
+}
