@@ -1,7 +1,18 @@
-// Bundles the CLI and the library entry into dist/. Dependencies stay external
-// (better-sqlite3 is a native addon and cannot be bundled).
+// Bundles the CLI, the library and the browser client into dist/. Node
+// dependencies stay external (better-sqlite3 is a native addon); the client
+// has none and is bundled for any platform that has fetch.
 import { build } from "esbuild";
+import { existsSync } from "node:fs";
 
-const common = { bundle: true, platform: "node", target: "node20", format: "esm", packages: "external", sourcemap: true, logLevel: "warning" };
+const common = { bundle: true, target: "node20", format: "esm", sourcemap: true, logLevel: "warning" };
 
-await build({ ...common, entryPoints: { cli: "src/cli/main.ts" }, outdir: "dist" });
+await build({
+  ...common,
+  platform: "node",
+  packages: "external",
+  entryPoints: { cli: "src/cli/main.ts", index: "src/index.ts" },
+  outdir: "dist",
+});
+if (existsSync("src/client/index.ts")) {
+  await build({ ...common, platform: "neutral", target: "es2022", entryPoints: { client: "src/client/index.ts" }, outdir: "dist" });
+}

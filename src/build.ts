@@ -71,7 +71,7 @@ export async function build(options: BuildOptions): Promise<BuildReport> {
   const release = await acquireBuildLock(store);
   let emitted;
   try {
-    emitted = await emitTree(store, rendered, orgIds !== undefined);
+    emitted = await emitTree(store, rendered, { carryOver: orgIds !== undefined });
   } finally {
     await release();
   }

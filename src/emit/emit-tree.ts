@@ -112,7 +112,15 @@ function orgOfFile(rel: string): string {
  * every organization not rendered keeps its live files and membership exactly
  * (`--org` rebuilds); without it, organizations not rendered disappear.
  */
-export async function emitTree(store: TreeStore, rendered: readonly RenderedOrg[], carryOver: boolean): Promise<EmitResult> {
+export interface EmitOptions {
+  /** Keep organizations not rendered exactly as they are (`--org` rebuilds). */
+  carryOver: boolean;
+  /** Runs on the complete next generation before it goes live; a throw cancels the swap. */
+  beforeSwap?: (gen: Generation) => Promise<void>;
+}
+
+export async function emitTree(store: TreeStore, rendered: readonly RenderedOrg[], options: EmitOptions): Promise<EmitResult> {
+  const { carryOver } = options;
   const live = await liveGeneration(store);
   const manifest: Manifest = live ? await readManifest(live) : { files: {}, pages: {} };
   const perOrg = new Map<string, EmitStats>();
@@ -164,6 +172,7 @@ export async function emitTree(store: TreeStore, rendered: readonly RenderedOrg[
   try {
     const next = await writeGeneration(gen, live, planned, carried, pages, manifest, carryOver ? renderedIds : null);
     await writeFile(manifestFileOf(gen), JSON.stringify(next));
+    await options.beforeSwap?.(gen);
     await swapTo(store, gen);
   } catch (error) {
     await rm(gen.dir, { recursive: true, force: true });

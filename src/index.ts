@@ -1,0 +1,13 @@
+/**
+ * The library surface of cdsnap. Frontends import the response types and the
+ * typed client from `cdsnap/client` (no Node dependencies); tools and tests use
+ * the build and the server from here.
+ */
+export { build, type BuildOptions } from "./build.js";
+export type { BuildReport, OrgReport } from "./report.js";
+export { startServer, type ServeOptions, type RunningServer } from "./server/create-server.js";
+export { pathOf, parseApiPath, fileOf, routeOfFile, type Route, type RouteKind } from "./api-paths.js";
+export { CdsnapError, InvalidSourcesError, UsageError, type Problem, type ErrorDetail } from "./errors.js";
+export * from "./model/api.js";
+export { businessDescriptionBody, businessOffersBody } from "./model/business.js";
+export { frontMatterSchema } from "./model/sources.js";
