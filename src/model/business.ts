@@ -17,7 +17,12 @@ function personText(min: number, max: number) {
     .refine((value) => codePointLength(value) >= min, {
       message: min === 1 ? "must not be empty" : `must be at least ${min} characters`,
     })
-    .refine((value) => codePointLength(value) <= max, { message: `must be at most ${max} characters` });
+    .refine((value) => codePointLength(value) <= max, { message: `must be at most ${max} characters` })
+    .meta({
+      minLength: min,
+      maxLength: max,
+      description: "Trimmed, CR LF folded to LF, then checked; no control characters but tab and newline.",
+    });
 }
 
 export const MAX_DESCRIPTION = 10_000;
@@ -31,7 +36,8 @@ const linkValue = z
   .refine((value) => codePointLength(value) <= 2048, { message: "must be at most 2048 characters" })
   .refine(isAbsoluteHttpUrl, {
     message: "must be an absolute http: or https: URL without credentials",
-  });
+  })
+  .meta({ maxLength: 2048, pattern: "^[hH][tT][tT][pP][sS]?://", description: "An absolute http(s) URL; null means no link." });
 
 export const businessOfferValue = z
   .strictObject({
