@@ -8,7 +8,7 @@
  * `.`, so no file name can equal a folder name, and with `by-slug` reserved as an
  * id (D9) every path has exactly one file and every file exactly one path.
  */
-import { ID_PATTERN, RESERVED_ID, SLUG_PATTERN } from "./model/rules.js";
+import { ID_PATTERN, RESERVED_ID, SLUG_PATTERN } from "./model/id-patterns.js";
 
 export type Route =
   | { kind: "blocks"; orgId: string }

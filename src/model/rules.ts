@@ -3,6 +3,8 @@
  * the PATCH bodies (request time) so that one rule never has two spellings.
  */
 import { z } from "zod";
+// Zod-free, so that api-paths.ts (and with it the browser client) does not pull zod in.
+import { ID_PATTERN, RESERVED_ID, SLUG_PATTERN } from "./id-patterns.js";
 
 /** Lengths in the spec count Unicode code points, not UTF-16 units. */
 export function codePointLength(value: string): number {
@@ -11,11 +13,8 @@ export function codePointLength(value: string): number {
   return n;
 }
 
-export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
-export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+export { ID_PATTERN, RESERVED_ID, SLUG_PATTERN };
 export const FIELD_KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-/** D9: `by-slug` would make `…/by-slug/{slug}` ambiguous. */
-export const RESERVED_ID = "by-slug";
 
 export const idSchema = z.string().regex(ID_PATTERN, {
   message: "must be 1-128 characters of A-Z a-z 0-9 _ -, starting with a letter or digit",

@@ -1,0 +1,41 @@
+/**
+ * `cdsnap/client`: the response types of interface.md and a typed client for
+ * website frontends. Runs wherever `fetch` does (browsers, Node 20, workers);
+ * bundled without zod or any Node module into dist/client.js.
+ *
+ * @example
+ *   import { createClient, CdsnapApiError, type ContentSummary } from "cdsnap/client";
+ *   const cms = createClient({ baseUrl: "https://cdn.example.com", apiKey: READ_KEY, orgId: "demo" });
+ *   const posts: ContentSummary[] = (await cms.contents()).items;
+ */
+export {
+  createClient,
+  type CdsnapClient,
+  type ClientOptions,
+  type CallOptions,
+  type BlocksOptions,
+  type UpdateOptions,
+  type WithEtag,
+  type BusinessOfferInput,
+  type BusinessDescriptionResponse,
+  type BusinessOffersResponse,
+  type FetchLike,
+  type FetchInitLike,
+  type FetchResponseLike,
+} from "./create-client.js";
+export { CdsnapApiError, type ApiErrorCode, type ApiErrorDetail, type CdsnapApiErrorInit } from "./errors.js";
+// Types only: `export type` keeps the zod schemas of model/api.ts out of the bundle.
+export type {
+  Block,
+  BlockList,
+  BusinessOffer,
+  Category,
+  CategoryList,
+  ContentDetail,
+  ContentList,
+  ContentSummary,
+  ErrorBody,
+  Field,
+  Organization,
+  Reference,
+} from "../model/api.js";
