@@ -3,10 +3,8 @@
  * Plain text of the prose (code, tables, HTML and images left out), `[N]`
  * citation markers removed, cut at a word boundary with `…` when longer.
  */
-import { fromMarkdown } from "mdast-util-from-markdown";
-import { gfmFromMarkdown } from "mdast-util-gfm";
-import { gfm } from "micromark-extension-gfm";
-import type { Nodes } from "mdast";
+import { decodeHTML } from "entities";
+import { Lexer, type Token, type TokensList } from "marked";
 import { codePointLength } from "../model/rules.js";
 
 export const EXCERPT_MAX = 200;
@@ -14,8 +12,9 @@ const ELLIPSIS = "…";
 // Excerpts need only the opening prose; parsing a whole long post would cost
 // far more than the first paragraphs. Cutting at a blank line keeps blocks whole.
 const PREFIX_CHARS = 2000;
-const SKIPPED = new Set(["code", "html", "table", "image", "imageReference", "definition", "footnoteDefinition", "yaml"]);
-const BLOCKS = new Set(["paragraph", "heading", "blockquote", "listItem", "list", "root"]);
+const SKIPPED = new Set(["code", "html", "tag", "table", "image", "def", "hr", "space", "checkbox"]);
+const BLOCKS = new Set(["paragraph", "heading", "blockquote", "list_item"]);
+const LEXER_OPTIONS = { gfm: true };
 
 function prefixOf(markdown: string): string {
   if (markdown.length <= PREFIX_CHARS) return markdown;
@@ -23,27 +22,27 @@ function prefixOf(markdown: string): string {
   return boundary === -1 ? markdown : markdown.slice(0, boundary);
 }
 
-function collectText(node: Nodes, out: string[]): void {
-  if (SKIPPED.has(node.type)) return;
-  if (node.type === "text" || node.type === "inlineCode") {
-    out.push(node.value);
-    return;
-  }
-  if (node.type === "break") {
-    out.push(" ");
-    return;
-  }
-  if ("children" in node) {
-    for (const child of node.children) collectText(child as Nodes, out);
-    if (BLOCKS.has(node.type)) out.push(" ");
+function collectText(tokens: readonly Token[], out: string[]): void {
+  for (const token of tokens) {
+    if (SKIPPED.has(token.type)) continue;
+    // `[1]` with a `[1]: https://…` definition below lexes as a link, not as
+    // text; it is still a citation marker and stays out of the excerpt.
+    if (token.type === "link" && /^\[\d+\]$/.test(token.raw)) continue;
+    if (token.type === "br") out.push(" ");
+    else if (token.type === "list") collectText(token.items as Token[], out);
+    else if ("tokens" in token && token.tokens) collectText(token.tokens, out);
+    // The lexer keeps character references as written (`&amp;`); code spans are literal.
+    else if (token.type === "codespan") out.push(token.text);
+    else if ("text" in token && typeof token.text === "string") out.push(decodeHTML(token.text));
+    if (BLOCKS.has(token.type)) out.push(" ");
   }
 }
 
 /** The plain text of a markdown document's prose, whitespace collapsed. */
 export function plainTextOf(markdown: string): string {
-  const tree = fromMarkdown(prefixOf(markdown), { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] });
+  const tokens: TokensList = Lexer.lex(prefixOf(markdown), LEXER_OPTIONS);
   const parts: string[] = [];
-  collectText(tree, parts);
+  collectText(tokens, parts);
   return parts
     .join("")
     .replace(/\[\d+\]/g, "")
@@ -55,9 +54,12 @@ export function plainTextOf(markdown: string): string {
 /** Cuts text to at most `max` code points (the `…` included) at a word boundary. */
 export function cutAtWord(text: string, max = EXCERPT_MAX): string {
   if (codePointLength(text) <= max) return text;
-  const room = Array.from(text).slice(0, max - ELLIPSIS.length).join("");
+  const chars = Array.from(text);
+  const room = chars.slice(0, max - ELLIPSIS.length).join("");
+  // When the room ends exactly at the end of a word, that word is kept whole.
+  const endsAtWord = /\s/.test(chars[max - ELLIPSIS.length] ?? "");
   const lastSpace = room.lastIndexOf(" ");
-  const cut = lastSpace > 0 ? room.slice(0, lastSpace) : room;
+  const cut = endsAtWord ? room : lastSpace > 0 ? room.slice(0, lastSpace) : room;
   return cut.replace(/[\s,;:.\-–—]+$/u, "") + ELLIPSIS;
 }
 
