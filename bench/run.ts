@@ -1,0 +1,90 @@
+/**
+ * `npm run bench`: generates (or reuses) synthetic organizations of 1k, 10k and
+ * 100k posts, measures the floor, the full build, the rebuilds and the server,
+ * and prints one markdown table (also written to bench/last-run.md).
+ *
+ *   BENCH_QUICK=1               1k posts only (for developing the bench)
+ *   BENCH_SIZES=1000,10000      the sizes to run (default 1000,10000,100000)
+ *   BENCH_REPEAT=3              repetitions of each timed step (median reported)
+ *   BENCH_LARGE_REPEAT=1        repetitions at 100k posts and more
+ *   BENCH_HTTP_SECONDS=10       duration of each HTTP load run
+ *   BENCH_SERVE_SIZE=10000      the size the HTTP benchmark runs on (1000 in quick mode)
+ */
+import { writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { measureChanges, measureFull, measureNoop, makeWorkOrg, type SizeResult } from "./build-steps.js";
+import { ensureOrg } from "./cache.js";
+import { ROOT, makeTemp, progress, removeTemp } from "./measure.js";
+import { benchServe } from "./serve-bench.js";
+import { renderReport, type RunResult } from "./table.js";
+
+const ORG_ID = "bench";
+const SEED = 20260101;
+/** At and above this size only the full build and the no-op rebuild run. */
+const LARGE = 100_000;
+
+function numberList(value: string | undefined, fallback: number[]): number[] {
+  if (!value) return fallback;
+  const list = value.split(",").map((v) => Number(v.trim()));
+  if (list.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`cannot read "${value}" as a list of post counts`);
+  return list;
+}
+
+function positive(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (!raw) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, not "${raw}"`);
+  return n;
+}
+
+async function main(): Promise<void> {
+  const quick = process.env.BENCH_QUICK === "1";
+  const sizes = quick ? [1000] : numberList(process.env.BENCH_SIZES, [1000, 10_000, 100_000]);
+  const reps = Math.round(positive("BENCH_REPEAT", 3));
+  const largeReps = Math.round(positive("BENCH_LARGE_REPEAT", 1));
+  const seconds = positive("BENCH_HTTP_SECONDS", 10);
+  const serveSize = quick ? 1000 : Math.round(positive("BENCH_SERVE_SIZE", 10_000));
+
+  const run: RunResult = { sizes: [], serve: null, reps, largeReps, loadBefore: os.loadavg(), loadAfter: [], startedAt: new Date() };
+  for (const posts of [...new Set(sizes)].sort((a, b) => a - b)) {
+    const org = ensureOrg(ORG_ID, posts, SEED);
+    const large = posts >= LARGE;
+    const times = large ? largeReps : reps;
+    const workDir = makeTemp(`cdsnap-bench-${posts}-`);
+    // The 100k posts are only read, so they are built straight from the cache.
+    const work = await makeWorkOrg(org, workDir, !large);
+    const result: SizeResult = { posts, outputFiles: 0, outputBytes: 0, steps: {} };
+    progress(`${posts} posts: full builds, floor, rebuilds (${times} runs each)`);
+    await measureFull(work, times, result);
+    await measureNoop(work, times, result);
+    if (!large) await measureChanges(work, times, result);
+    if (posts === serveSize) {
+      const result = await benchServe({
+        db: work.db,
+        content: work.content,
+        out: work.out,
+        orgId: org.orgId,
+        readKey: org.readKey,
+        writeKey: org.writeKey,
+        contentIds: org.samplePublished.map((p) => p.id),
+        seconds,
+      });
+      run.serve = { posts, result };
+    }
+    run.sizes.push(result);
+    removeTemp(path.dirname(work.out));
+    removeTemp(workDir);
+  }
+  run.loadAfter = os.loadavg();
+
+  const report = renderReport(run);
+  writeFileSync(path.join(ROOT, "bench", "last-run.md"), report);
+  process.stdout.write(report);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,80 @@
+/**
+ * The benchmark's generator: deterministic, and what it writes is an
+ * organization `cdsnap build` accepts (a real build of the bundled CLI).
+ */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, expect, test } from "vitest";
+import { generateOrg } from "../../bench/generate.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const CLI = path.join(ROOT, "dist", "cli.js");
+
+const temps: string[] = [];
+afterEach(async () => {
+  await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "cdsnap-bench-test-"));
+  temps.push(dir);
+  return dir;
+}
+
+/** Every file under `root` as relative path -> bytes. */
+async function readTree(root: string): Promise<Map<string, Buffer>> {
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  const files = new Map<string, Buffer>();
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    files.set(path.relative(root, file), await readFile(file));
+  }
+  return files;
+}
+
+function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env = { ...process.env };
+  for (const name of Object.keys(env)) if (name.startsWith("CDSNAP_")) delete env[name];
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+test("the same seed generates byte-identical posts", async () => {
+  const [a, b] = [await tempDir(), await tempDir()];
+  const orgA = generateOrg({ dir: a, orgId: "bench", posts: 30, seed: 7 });
+  const orgB = generateOrg({ dir: b, orgId: "bench", posts: 30, seed: 7 });
+
+  const treeA = await readTree(orgA.content);
+  const treeB = await readTree(orgB.content);
+  expect(treeA.size).toBe(30);
+  expect([...treeB.keys()].sort()).toEqual([...treeA.keys()].sort());
+  for (const [file, bytes] of treeA) expect(bytes.equals(treeB.get(file)!), file).toBe(true);
+  expect(orgB.writeKey).toBe(orgA.writeKey);
+  expect(orgB.statusCounts).toEqual(orgA.statusCounts);
+});
+
+test("cdsnap build accepts a generated organization and publishes its posts", async () => {
+  expect(existsSync(CLI), "dist/cli.js is missing: run npm run build:cli").toBe(true);
+  const dir = await tempDir();
+  const org = generateOrg({ dir, orgId: "bench", posts: 30, seed: 7 });
+
+  const result = await runCli(["build", "--db", org.db, "--content", org.content, "--out", path.join(dir, "site"), "--json"]);
+  expect(result.code, result.stderr).toBe(0);
+  const report = JSON.parse(result.stdout) as { orgs: { orgId: string; postsPublished: number; blocksPublished: number }[] };
+  const bench = report.orgs.find((o) => o.orgId === "bench");
+  expect(bench?.postsPublished).toBe(org.statusCounts.published);
+  expect(bench?.postsPublished).toBeGreaterThan(0);
+  expect(bench?.blocksPublished).toBeGreaterThan(1000);
+}, 120_000);
