@@ -4,6 +4,8 @@
  * every problem listed and leaves the published tree untouched (D9).
  */
 import { performance } from "node:perf_hooks";
+import { readSecrets } from "./audit/read-secrets.js";
+import { auditBeforeSwap } from "./audit/run-audit.js";
 import { assertMigrated, openDatabase } from "./db/open.js";
 import { readSnapshot } from "./db/read-snapshot.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
@@ -39,9 +41,11 @@ export async function build(options: BuildOptions): Promise<BuildReport> {
 
   const db = openDatabase(options.db, { readonly: true });
   let snapshot;
+  let secrets;
   try {
     assertMigrated(db, options.db);
     snapshot = readSnapshot(db, orgIds);
+    secrets = readSecrets(db);
   } finally {
     db.close();
   }
@@ -71,7 +75,11 @@ export async function build(options: BuildOptions): Promise<BuildReport> {
   const release = await acquireBuildLock(store);
   let emitted;
   try {
-    emitted = await emitTree(store, rendered, { carryOver: orgIds !== undefined });
+    emitted = await emitTree(store, rendered, {
+      carryOver: orgIds !== undefined,
+      // A tree that fails the audit is never swapped in: the build fails, the previous tree stays.
+      beforeSwap: auditBeforeSwap(snapshot, posts.byOrg, secrets, now),
+    });
   } finally {
     await release();
   }

@@ -38,6 +38,22 @@ export class InvalidSourcesError extends CdsnapError {
   }
 }
 
+/**
+ * The audit found the tree unsafe to publish (a leaked secret, an unpublished
+ * item, a stray or broken file). The build throws it from its pre-swap check,
+ * so the previous tree stays live.
+ */
+export class AuditFailedError extends CdsnapError {
+  constructor(readonly problems: Problem[]) {
+    super(
+      "audit_failed",
+      `the audit of the new tree found ${problems.length} problem${problems.length === 1 ? "" : "s"}; ` +
+        "nothing was published and the previous tree is still served",
+    );
+    this.name = "AuditFailedError";
+  }
+}
+
 /** A problem with how cdsnap was called or configured (a missing folder, a bad flag). */
 export class UsageError extends CdsnapError {
   constructor(message: string) {

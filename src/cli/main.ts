@@ -5,7 +5,8 @@
  * non-zero on failure. `--debug` adds the stack of an unexpected error.
  */
 import { Command, CommanderError } from "commander";
-import { CdsnapError, InvalidSourcesError, UsageError, formatProblems } from "../errors.js";
+import { AuditFailedError, CdsnapError, InvalidSourcesError, UsageError, formatProblems } from "../errors.js";
+import { registerAudit } from "./audit-command.js";
 import { registerBuild } from "./build-command.js";
 import { registerDb } from "./db-command.js";
 import { registerDemo } from "./demo-command.js";
@@ -15,7 +16,7 @@ import { registerServe } from "./serve-command.js";
 export const EXIT = { ok: 0, failed: 1, usage: 2, internal: 70 } as const;
 
 function fail(error: unknown, debug: boolean): number {
-  if (error instanceof InvalidSourcesError) {
+  if (error instanceof InvalidSourcesError || error instanceof AuditFailedError) {
     process.stderr.write(`${formatProblems(error.problems)}\n\nbuild failed: ${error.message}\n`);
     return EXIT.failed;
   }
@@ -49,6 +50,7 @@ export function createProgram(): Command {
   registerServe(program);
   registerKeys(program);
   registerDemo(program);
+  registerAudit(program);
   return program;
 }
 

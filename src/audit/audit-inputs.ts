@@ -1,0 +1,125 @@
+/**
+ * What the audit holds a tree against: per organization, which blocks, posts
+ * and categories are published (and so must be reachable by every path the
+ * interface gives them) and which are not (and so must be reachable by none).
+ *
+ * The build hands in the snapshot and posts it already read; `cdsnap audit`
+ * reads them here, with the build's own readers and rules, so the two can never
+ * disagree about what "published" means.
+ */
+import { assertMigrated, openDatabase } from "../db/open.js";
+import { readSnapshot } from "../db/read-snapshot.js";
+import type { Problem } from "../errors.js";
+import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
+import { stateOf } from "../render/contents.js";
+import { crossCheck } from "../sources/cross-check.js";
+import { readPosts } from "../sources/read-posts.js";
+import { readSecrets, type StoredSecret } from "./read-secrets.js";
+
+export interface ItemRef {
+  id: string;
+  slug: string;
+}
+
+export interface HiddenItem extends ItemRef {
+  /** Why it is not published: draft, archived or scheduled. */
+  state: string;
+}
+
+export interface ItemExpectation {
+  published: ItemRef[];
+  hidden: HiddenItem[];
+  /** Where the truth came from, for messages: "the database", "the content sources". */
+  source: string;
+}
+
+export interface OrgExpectation {
+  orgId: string;
+  categoryIds: string[];
+  blocks: ItemExpectation;
+  /** null: no post sources were given; posts are checked for consistency within the tree only. */
+  posts: ItemExpectation | null;
+}
+
+export interface AuditExpectations {
+  /** Every organization with a database row: a file of any other organization is a stray. */
+  orgIds: ReadonlySet<string>;
+  /**
+   * The organizations checked against their sources. An organization of the
+   * tree not listed here (one an `--org` build carried over) is checked for
+   * consistency within the tree only.
+   */
+  orgs: OrgExpectation[];
+}
+
+/** The expectations of the given organizations; `postsByOrg` undefined means no post sources. */
+export function expectationsOf(
+  orgs: readonly OrgSnapshot[],
+  orgIds: ReadonlySet<string>,
+  postsByOrg: ReadonlyMap<string, readonly PostRecord[]> | undefined,
+  now: number,
+): AuditExpectations {
+  return {
+    orgIds,
+    orgs: orgs.map((org) => {
+      const blocks: ItemExpectation = { published: [], hidden: [], source: "the database" };
+      for (const b of org.blocks) {
+        if (b.status === "published") blocks.published.push({ id: b.id, slug: b.slug });
+        else blocks.hidden.push({ id: b.id, slug: b.slug, state: b.status });
+      }
+      let posts: ItemExpectation | null = null;
+      if (postsByOrg) {
+        posts = { published: [], hidden: [], source: "the content sources" };
+        for (const p of postsByOrg.get(org.id) ?? []) {
+          const state = stateOf(p, now);
+          if (state === "published") posts.published.push({ id: p.meta.id, slug: p.meta.slug });
+          else posts.hidden.push({ id: p.meta.id, slug: p.meta.slug, state });
+        }
+      }
+      return { orgId: org.id, categoryIds: org.categories.map((c) => c.id), blocks, posts };
+    }),
+  };
+}
+
+export interface AuditInputs {
+  expectations: AuditExpectations;
+  secrets: StoredSecret[];
+  /** Sources the build would refuse: the audit cannot vouch for a tree against them. */
+  problems: Problem[];
+}
+
+export interface ReadAuditInputsOptions {
+  db: string;
+  /** The content folder; without it posts are checked for consistency within the tree only. */
+  content?: string;
+  /** The instant deciding what is scheduled (D1); defaults to the clock. */
+  now?: Date;
+}
+
+/** Reads everything `cdsnap audit` needs from the database (and the posts, when given). */
+export async function readAuditInputs(options: ReadAuditInputsOptions): Promise<AuditInputs> {
+  const now = (options.now ?? new Date()).getTime();
+  const db = openDatabase(options.db, { readonly: true });
+  let snapshot;
+  let secrets;
+  try {
+    assertMigrated(db, options.db);
+    snapshot = readSnapshot(db);
+    secrets = readSecrets(db);
+  } finally {
+    db.close();
+  }
+  const cannotCheck = (p: Problem): Problem => ({
+    where: p.where,
+    message: `${p.message} (the build refuses this, so the audit cannot vouch for the tree; fix it and rebuild)`,
+  });
+  const problems = snapshot.problems.map(cannotCheck);
+  let byOrg: Map<string, PostRecord[]> | undefined;
+  if (options.content !== undefined) {
+    const posts = await readPosts(options.content);
+    byOrg = posts.byOrg;
+    problems.push(...posts.problems.map(cannotCheck));
+    for (const org of snapshot.orgs) problems.push(...crossCheck(org, byOrg.get(org.id) ?? []).map(cannotCheck));
+  }
+  return { expectations: expectationsOf(snapshot.orgs, snapshot.rowIds, byOrg, now), secrets, problems };
+}

@@ -1,0 +1,224 @@
+/**
+ * The audit of one tree folder: proves it is safe to publish, given what the
+ * sources publish ({@link AuditExpectations}) and the stored secrets.
+ *
+ * Per file: no secret in its bytes or its path, a path the interface describes
+ * (api-paths.ts decides), an organization that exists, strict UTF-8 JSON that
+ * matches the route's response shape exactly. Then, across files, the rules of
+ * tree-rules.ts. Every problem is collected before the answer, with the file
+ * (relative to the tree) and what to do.
+ *
+ * @example
+ *   const result = await auditTree(gen.tree, expectations, secrets);
+ *   if (!result.ok) console.error(formatProblems(result.problems));
+ */
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import type { z } from "zod";
+import { routeOfFile, type Route, type RouteKind } from "../api-paths.js";
+import { FILE_CONCURRENCY, mapLimit } from "../concurrency.js";
+import { sha256 } from "../emit/emit-tree.js";
+import type { Problem } from "../errors.js";
+import {
+  blockListSchema,
+  blockSchema,
+  categoryListSchema,
+  contentDetailSchema,
+  contentListSchema,
+  organizationSchema,
+  referenceListSchema,
+} from "../model/api.js";
+import { canonicalJson, compareCodeUnits } from "../render/canonical-json.js";
+import { summaryOf } from "../render/contents.js";
+import type { AuditExpectations } from "./audit-inputs.js";
+import type { StoredSecret } from "./read-secrets.js";
+import { needlesOf, scanForSecrets, type SecretNeedle } from "./scan-secrets.js";
+import { checkTree, type FileFacts } from "./tree-rules.js";
+
+export interface AuditResult {
+  ok: boolean;
+  /** Everything that makes the tree unsafe to publish; `where` is a path relative to the tree. */
+  problems: Problem[];
+  /** What the audit could not check, and why. */
+  warnings: Problem[];
+  filesChecked: number;
+  /** False when posts were checked for consistency within the tree only (no content folder). */
+  postSourcesChecked: boolean;
+}
+
+type FileKind = Exclude<RouteKind, "businessDescription" | "businessOffers">;
+
+const SHAPES: Record<FileKind, { schema: z.ZodType; name: string }> = {
+  blocks: { schema: blockListSchema, name: "block list" },
+  block: { schema: blockSchema, name: "block" },
+  blockBySlug: { schema: blockSchema, name: "block" },
+  organization: { schema: organizationSchema, name: "organization" },
+  contents: { schema: contentListSchema, name: "contents list" },
+  content: { schema: contentDetailSchema, name: "content detail" },
+  contentBySlug: { schema: contentDetailSchema, name: "content detail" },
+  references: { schema: referenceListSchema, name: "references" },
+  categories: { schema: categoryListSchema, name: "category list" },
+};
+
+const MAX_ISSUES_PER_FILE = 5;
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const hashOf = (json: unknown) => sha256(canonicalJson(json));
+
+interface Listing {
+  files: string[];
+  /** Symbolic links, sockets and the like: never part of a tree. */
+  others: string[];
+}
+
+/** Every entry under `root`, as sorted `/`-separated relative paths, one directory level at a time. */
+async function listTree(root: string): Promise<Listing> {
+  const listing: Listing = { files: [], others: [] };
+  let level = [""];
+  while (level.length > 0) {
+    const entries = await mapLimit(level, FILE_CONCURRENCY, async (dir) => {
+      const dirents = await readdir(path.join(root, dir), { withFileTypes: true });
+      return dirents.map((e) => ({ rel: dir ? `${dir}/${e.name}` : e.name, e }));
+    });
+    level = [];
+    for (const { rel, e } of entries.flat()) {
+      if (e.isDirectory()) level.push(rel);
+      else (e.isFile() ? listing.files : listing.others).push(rel);
+    }
+  }
+  listing.files.sort(compareCodeUnits);
+  listing.others.sort(compareCodeUnits);
+  return listing;
+}
+
+/** What one file says, once it has passed the per-file checks; the cross-file rules use it. */
+function factsOf(rel: string, route: Route, json: unknown): FileFacts {
+  const facts: FileFacts = { rel, route, hash: hashOf(json) };
+  switch (route.kind) {
+    case "block":
+    case "blockBySlug": {
+      const b = json as z.infer<typeof blockSchema>;
+      facts.item = { id: b.id, slug: b.slug, hash: facts.hash, listHash: facts.hash };
+      break;
+    }
+    case "content":
+    case "contentBySlug": {
+      const d = json as z.infer<typeof contentDetailSchema>;
+      facts.item = {
+        id: d.id,
+        slug: d.slug,
+        hash: facts.hash,
+        listHash: hashOf(summaryOf(d)),
+        referencesHash: hashOf(d.references ?? []),
+      };
+      break;
+    }
+    case "blocks":
+    case "contents":
+      facts.items = (json as { items: { id: string; slug: string }[] }).items.map((item) => ({
+        id: item.id,
+        slug: item.slug,
+        hash: hashOf(item),
+      }));
+      break;
+    case "categories":
+      facts.ids = (json as z.infer<typeof categoryListSchema>).items.map((c) => c.id);
+      break;
+    case "organization":
+      facts.ids = [(json as z.infer<typeof organizationSchema>).id];
+      break;
+    default:
+      break;
+  }
+  return facts;
+}
+
+interface Inspected {
+  problems: Problem[];
+  facts?: FileFacts;
+}
+
+async function inspectFile(
+  tree: string,
+  rel: string,
+  orgIds: ReadonlySet<string>,
+  needles: readonly SecretNeedle[],
+): Promise<Inspected> {
+  const bytes = await readFile(path.join(tree, rel));
+  const problems = scanForSecrets(rel, bytes, needles);
+  const fail = (message: string): Inspected => ({ problems: [...problems, { where: rel, message }] });
+
+  const route = routeOfFile(rel);
+  if (!route) {
+    return fail(
+      "is not a file the interface describes (no API path answers with it); " +
+        "remove it (cdsnap build writes only described files)",
+    );
+  }
+  if (!orgIds.has(route.orgId)) {
+    return fail(
+      `belongs to organization "${route.orgId}", which has no row in the database; ` +
+        "remove its files (a full cdsnap build does)",
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(utf8.decode(bytes));
+  } catch (error) {
+    const why = error instanceof SyntaxError ? `is not valid JSON (${error.message})` : "is not valid UTF-8 text";
+    return fail(`${why}; rebuild the tree with cdsnap build`);
+  }
+  const shape = SHAPES[route.kind as FileKind];
+  const parsed = shape.schema.safeParse(json);
+  if (!parsed.success) {
+    const issues = parsed.error.issues;
+    const listed = issues.slice(0, MAX_ISSUES_PER_FILE).map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`);
+    const more = issues.length > MAX_ISSUES_PER_FILE ? `; and ${issues.length - MAX_ISSUES_PER_FILE} more` : "";
+    return fail(
+      `does not match the ${shape.name} response of the interface (${listed.join("; ")}${more}); ` +
+        "a member the interface does not name may be a leak: find where it came from, then rebuild",
+    );
+  }
+  return { problems, facts: factsOf(rel, route, json) };
+}
+
+/** Audits the tree under `tree` (a generation's tree folder, or `--out` resolved). */
+export async function auditTree(
+  tree: string,
+  expectations: AuditExpectations,
+  secrets: readonly StoredSecret[],
+): Promise<AuditResult> {
+  const { needles, warnings } = needlesOf(secrets);
+  const postSourcesChecked = expectations.orgs.every((o) => o.posts !== null);
+  if (!postSourcesChecked) {
+    warnings.push({
+      where: "posts",
+      message:
+        "no content folder was given (--content), so the post-source checks were skipped: posts were checked for " +
+        "consistency within the tree only, not against their sources (draft, archived, scheduled); pass --content for those",
+    });
+  }
+  const { files, others } = await listTree(tree);
+  const problems: Problem[] = [];
+  for (const rel of [...files, ...others]) problems.push(...scanForSecrets(rel, Buffer.from(rel, "utf8"), needles, true));
+  for (const rel of others) {
+    problems.push({ where: rel, message: "is not a regular file (a tree holds only regular files and folders); remove it" });
+  }
+  const inspected = await mapLimit(files, FILE_CONCURRENCY, (rel) => inspectFile(tree, rel, expectations.orgIds, needles));
+  const facts: FileFacts[] = [];
+  for (const i of inspected) {
+    problems.push(...i.problems);
+    if (i.facts) facts.push(i.facts);
+  }
+  problems.push(...checkTree(facts, expectations));
+  return {
+    ok: problems.length === 0,
+    problems: sortProblems(problems),
+    warnings: sortProblems(warnings),
+    filesChecked: files.length,
+    postSourcesChecked,
+  };
+}
+
+export function sortProblems(problems: readonly Problem[]): Problem[] {
+  return [...problems].sort((a, b) => compareCodeUnits(a.where, b.where) || compareCodeUnits(a.message, b.message));
+}

@@ -1,0 +1,165 @@
+/**
+ * The build audits its next generation before the swap: a tree that would
+ * leak a secret or an unpublished item is never published, the build fails with
+ * the audit's problems, and the live tree stays byte for byte as it was.
+ */
+import { readdir, readlink } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, beforeAll, beforeEach, expect, test } from "vitest";
+import { fileOf, pathOf } from "../../src/api-paths.js";
+import { readSecrets } from "../../src/audit/read-secrets.js";
+import { auditBeforeSwap } from "../../src/audit/run-audit.js";
+import { DEMO_SECRET_VALUES } from "../../src/db/demo-seed.js";
+import { openDatabase } from "../../src/db/open.js";
+import { readSnapshot } from "../../src/db/read-snapshot.js";
+import { emitTree } from "../../src/emit/emit-tree.js";
+import { treeStoreOf } from "../../src/emit/tree-store.js";
+import { AuditFailedError } from "../../src/errors.js";
+import type { Block } from "../../src/model/api.js";
+import { renderDetail, renderReferences } from "../../src/render/contents.js";
+import { renderOrg } from "../../src/render/render-org.js";
+import { readPosts } from "../../src/sources/read-posts.js";
+import {
+  buildSite,
+  cliPath,
+  hashTree,
+  makeSite,
+  plantJson,
+  readJson,
+  removeSite,
+  runCli,
+  withDb,
+  type Site,
+} from "./helpers.js";
+
+const STRIPE = DEMO_SECRET_VALUES[0]!;
+const SMTP = DEMO_SECRET_VALUES[1]!;
+let site: Site;
+
+beforeAll(async () => {
+  await cliPath();
+});
+beforeEach(async () => {
+  site = await makeSite();
+});
+afterEach(async () => {
+  await removeSite(site);
+});
+
+interface Live {
+  hash: string;
+  link: string;
+  gens: string[];
+}
+
+async function live(): Promise<Live> {
+  return {
+    hash: await hashTree(site.out),
+    link: await readlink(site.out),
+    gens: (await readdir(treeStoreOf(site.out).gensDir)).sort(),
+  };
+}
+
+function buildArgs(...extra: string[]): string[] {
+  return ["build", "--db", site.db, "--content", site.content, "--out", site.out, ...extra];
+}
+
+test("a build whose organization file would hold a secret fails its audit and leaves the live tree as it was", async () => {
+  const before = await live();
+  withDb(site.db, (db) => db.prepare("UPDATE organizations SET name = ? WHERE id = 'demo'").run(STRIPE));
+
+  const error = await buildSite(site).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AuditFailedError);
+  const failed = error as AuditFailedError;
+  expect(failed.code).toBe("audit_failed");
+  expect(failed.message).toContain("nothing was published and the previous tree is still served");
+  expect(failed.problems).toContainEqual({
+    where: fileOf({ kind: "organization", orgId: "demo" }),
+    message: expect.stringContaining('holds the value of secret "stripe_secret_key" of organization demo (as stored)'),
+  });
+  expect(JSON.stringify(failed.problems)).not.toContain(STRIPE);
+  // The live tree, its link and the generations are untouched; the failed generation is gone.
+  expect(await live()).toEqual(before);
+});
+
+test("cdsnap build exits 1 listing the audit's problems when a JSON-escaped secret would be published", async () => {
+  const before = await live();
+  withDb(site.db, (db) =>
+    db.prepare("UPDATE organizations SET business_description = ? WHERE id = 'demo'").run(`Mail us. ${SMTP}`),
+  );
+  const result = await runCli(buildArgs());
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain(
+    `${fileOf({ kind: "organization", orgId: "demo" })}: holds the value of secret "smtp_password" of organization demo (JSON-escaped)`,
+  );
+  expect(result.stderr).toMatch(/build failed: the audit of the new tree found 1 problem; nothing was published/);
+  for (const form of [SMTP, JSON.stringify(SMTP).slice(1, -1)]) {
+    expect(result.stderr).not.toContain(form);
+    expect(result.stdout).not.toContain(form);
+  }
+  expect(await live()).toEqual(before);
+});
+
+test("a generation holding an unpublished post (a renderer bug) is refused by the pre-swap audit", async () => {
+  const before = await live();
+  const now = Date.now();
+  const db = openDatabase(site.db, { readonly: true });
+  const snapshot = readSnapshot(db);
+  const secrets = readSecrets(db);
+  db.close();
+  const posts = await readPosts(site.content);
+  const rendered = snapshot.orgs.map((org) => renderOrg(org, posts.byOrg.get(org.id) ?? [], now));
+  // Simulate the bug: the draft post is rendered like a published one, by id and references.
+  const demo = snapshot.orgs.find((o) => o.id === "demo")!;
+  const draft = posts.byOrg.get("demo")!.find((p) => p.meta.id === "post-0016")!;
+  const detail = renderDetail(draft, new Map(demo.categories.map((c) => [c.slug, c])));
+  const files = rendered.find((r) => r.orgId === "demo")!.files;
+  files.push({ path: pathOf({ kind: "content", orgId: "demo", id: "post-0016" }), json: detail });
+  files.push({ path: pathOf({ kind: "references", orgId: "demo", id: "post-0016" }), json: renderReferences(detail) });
+
+  const emitting = emitTree(treeStoreOf(site.out), rendered, {
+    carryOver: false,
+    beforeSwap: auditBeforeSwap(snapshot, posts.byOrg, secrets, now),
+  });
+  const error = (await emitting.catch((e: unknown) => e)) as AuditFailedError;
+  expect(error).toBeInstanceOf(AuditFailedError);
+  expect(error.problems).toEqual([
+    {
+      where: fileOf({ kind: "content", orgId: "demo", id: "post-0016" }),
+      message: expect.stringMatching(/^serves post "post-0016", which is draft: only published posts may be reachable/),
+    },
+    {
+      where: fileOf({ kind: "references", orgId: "demo", id: "post-0016" }),
+      message: expect.stringMatching(/^serves post "post-0016", which is draft/),
+    },
+  ]);
+  expect(await live()).toEqual(before);
+});
+
+test("an --org build audits the organizations it carries over too, for secrets and strays", async () => {
+  // A secret in a demo file of the live tree (replaced, not edited: its inode is shared).
+  const heroRel = fileOf({ kind: "block", orgId: "demo", id: "blk-hero" });
+  const hero = await readJson<Block>(site.out, heroRel);
+  await plantJson(site.out, heroRel, { ...hero, name: `Hero ${STRIPE}` });
+  withDb(site.db, (db) => db.prepare("UPDATE organizations SET name = 'Harbor Tea Rooms' WHERE id = 'harbor'").run());
+  const before = await live();
+
+  const result = await runCli(buildArgs("--org", "harbor"));
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain(`${heroRel}: holds the value of secret "stripe_secret_key" of organization demo`);
+  // The carried-over demo files disagree with each other now, and say so.
+  expect(result.stderr).toContain(`${fileOf({ kind: "blockBySlug", orgId: "demo", slug: "home-hero" })}: differs from ${heroRel}`);
+  expect(await live()).toEqual(before);
+
+  // Once the demo file is right again, the same --org build passes its audit and is published.
+  await plantJson(site.out, heroRel, hero);
+  const ok = await runCli(buildArgs("--org", "harbor"));
+  expect(ok.stderr).toBe("");
+  expect(ok.code).toBe(0);
+  const org = await readJson<{ name: string }>(site.out, fileOf({ kind: "organization", orgId: "harbor" }));
+  expect(org.name).toBe("Harbor Tea Rooms");
+  expect(path.basename(await readlink(site.out))).toBe("tree");
+});
