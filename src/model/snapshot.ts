@@ -45,10 +45,23 @@ export interface OrgSnapshot extends OrgRecord {
   blocks: BlockRecord[];
 }
 
-export interface PostRecord {
+/** A post as parsed from its file: what the front matter says and the body. */
+export interface ParsedPost {
   /** Path relative to the content folder, for messages. */
   file: string;
   meta: FrontMatter;
   body: string;
   publish: PublishDate;
+  /** File line of each top-level front matter key, so cross-file problems can say file:line. */
+  lines?: Record<string, number>;
+}
+
+/** A validated post as the build holds it. */
+export interface PostRecord extends Omit<ParsedPost, "body"> {
+  /** From the front matter, or derived from the body (D3). */
+  excerpt: string;
+  /** Identity of the source file when it was read (size, mtime, inode): an unchanged file is not read again. */
+  fingerprint: string;
+  /** The markdown body, unless the build let it go to bound memory; then it is read again when needed. */
+  body?: string;
 }

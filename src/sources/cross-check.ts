@@ -17,24 +17,31 @@ function duplicates<T>(items: readonly T[], keyOf: (item: T) => string, report: 
   }
 }
 
+/** `file:line` of a front matter key, or the file alone when the line is unknown. */
+function at(post: PostRecord, key: string): string {
+  const line = post.lines?.[key];
+  return line === undefined ? post.file : `${post.file}:${line}`;
+}
+
 export function crossCheck(org: OrgSnapshot, posts: readonly PostRecord[]): Problem[] {
   const problems: Problem[] = [];
   duplicates(
     posts,
     (p) => p.meta.id,
-    (p, first) => problems.push({ where: p.file, message: `id: "${p.meta.id}" is also used by ${first.file}` }),
+    (p, first) => problems.push({ where: at(p, "id"), message: `id: "${p.meta.id}" is also used by ${at(first, "id")}` }),
   );
   duplicates(
     posts,
     (p) => p.meta.slug,
-    (p, first) => problems.push({ where: p.file, message: `slug: "${p.meta.slug}" is also used by ${first.file}` }),
+    (p, first) =>
+      problems.push({ where: at(p, "slug"), message: `slug: "${p.meta.slug}" is also used by ${at(first, "slug")}` }),
   );
   const categorySlugs = new Set(org.categories.map((c) => c.slug));
   for (const post of posts) {
     const category = post.meta.category;
     if (category !== undefined && !categorySlugs.has(category)) {
       problems.push({
-        where: post.file,
+        where: at(post, "category"),
         message: `category: "${category}" is not a category of organization ${org.id}`,
       });
     }

@@ -9,7 +9,7 @@ import type { z } from "zod";
 import type { Problem } from "../errors.js";
 import { parsePublishDate } from "../model/rules.js";
 import { frontMatterSchema } from "../model/sources.js";
-import type { PostRecord } from "../model/snapshot.js";
+import type { ParsedPost } from "../model/snapshot.js";
 
 const OPEN = /^---[ \t]*\r?\n/;
 const CLOSE = /^---[ \t]*(?:\r?\n|$)/m;
@@ -19,7 +19,8 @@ interface Split {
   body: string;
 }
 
-function split(text: string): Split | string {
+/** Splits front matter from body; a string is the reason it cannot. */
+export function splitFrontMatter(text: string): Split | string {
   const open = OPEN.exec(text);
   if (!open) return "must start with a '---' line opening the front matter";
   const rest = text.slice(open[0].length);
@@ -73,9 +74,9 @@ function issuesToProblems(
 }
 
 /** Parses one post file's text; `file` is its path for messages. */
-export function parsePost(file: string, text: string): { post?: PostRecord; problems: Problem[] } {
+export function parsePost(file: string, text: string): { post?: ParsedPost; problems: Problem[] } {
   const unbom = text.startsWith("\uFEFF") ? text.slice(1) : text;
-  const parts = split(unbom);
+  const parts = splitFrontMatter(unbom);
   if (typeof parts === "string") return { problems: [{ where: `${file}:1`, message: parts }] };
 
   const counter = new LineCounter();
@@ -90,8 +91,9 @@ export function parsePost(file: string, text: string): { post?: PostRecord; prob
   });
   // YAML line 1 is file line 2, after the opening '---'.
   const firstLine = 2;
+  // With prettyErrors off the errors carry no linePos; their offset gives the line.
   const yamlProblems = [...doc.errors, ...doc.warnings].map((e) => ({
-    where: `${file}:${(e.linePos?.[0]?.line ?? 1) + firstLine - 1}`,
+    where: `${file}:${counter.linePos(e.pos[0]).line + firstLine - 1}`,
     message: `front matter: ${e.message.split("\n")[0]}`,
   }));
   if (yamlProblems.length > 0) return { problems: yamlProblems };
@@ -109,5 +111,13 @@ export function parsePost(file: string, text: string): { post?: PostRecord; prob
   if (!result.success) return { problems: issuesToProblems(result.error.issues, doc, counter, file, firstLine) };
   const publish = parsePublishDate(result.data.publishedAt);
   if (!publish) throw new Error("unreachable: publishedAt passed its schema");
-  return { post: { file, meta: result.data, body: parts.body, publish }, problems: [] };
+  const lines: Record<string, number> = {};
+  if (isMap(doc.contents)) {
+    for (const pair of doc.contents.items) {
+      if (isScalar(pair.key) && typeof pair.key.value === "string" && pair.key.range) {
+        lines[pair.key.value] = counter.linePos(pair.key.range[0]).line + firstLine - 1;
+      }
+    }
+  }
+  return { post: { file, meta: result.data, body: parts.body, publish, lines }, problems: [] };
 }

@@ -1,0 +1,116 @@
+/** D3: the excerpt derived from a markdown body when the source gives none. */
+import { describe, expect, test } from "vitest";
+import { EXCERPT_MAX, cutAtWord, deriveExcerpt, plainTextOf } from "../../src/render/excerpt.js";
+
+const codePoints = (s: string) => [...s].length;
+
+describe("plainTextOf", () => {
+  test("markdown syntax is removed and the prose kept", () => {
+    expect(plainTextOf("# Title\n\nSome **bold**, *italic* and `code` with a [link](https://x.example).")).toBe(
+      "Title Some bold, italic and code with a link.",
+    );
+  });
+
+  test("lists, quotes and hard breaks become plain words separated by spaces", () => {
+    expect(plainTextOf("> Quoted line\n\n- one\n- two\n\nLine one  \nline two")).toBe("Quoted line one two Line one line two");
+  });
+
+  test("[N] citation markers are removed, with no space left before punctuation", () => {
+    expect(plainTextOf("Coffee is 98% water [1]. Roast matters [2][12], too.")).toBe("Coffee is 98% water. Roast matters, too.");
+  });
+
+  test("[N] markers are removed even when the body defines them as link references", () => {
+    // Older posts keep their references in the body: `[1]` then `[1]: https://…` at the end.
+    const body = "Coffee is 98% water [1] and more.\n\n[1]: https://example.com/water\n";
+    expect(plainTextOf(body)).toBe("Coffee is 98% water and more.");
+  });
+
+  test("brackets that are not citation markers stay", () => {
+    expect(plainTextOf("Press [Enter] to brew.")).toBe("Press [Enter] to brew.");
+  });
+
+  test("code blocks, tables, HTML and images are left out", () => {
+    const body = [
+      "Before.",
+      "",
+      "```js",
+      "const secret = 1;",
+      "```",
+      "",
+      "| a | b |",
+      "|---|---|",
+      "| cell | cell |",
+      "",
+      "<div>markup</div>",
+      "",
+      "![alt text](/img.png) After.",
+    ].join("\n");
+    expect(plainTextOf(body)).toBe("Before. After.");
+  });
+});
+
+describe("cutAtWord", () => {
+  test("text of at most 200 code points is returned unchanged", () => {
+    const exactly = "a".repeat(EXCERPT_MAX);
+    expect(cutAtWord(exactly)).toBe(exactly);
+    expect(cutAtWord("short text")).toBe("short text");
+  });
+
+  test("lengths count code points: 199 emoji are not cut", () => {
+    const emoji = "😀".repeat(199); // 398 UTF-16 units
+    expect(cutAtWord(emoji)).toBe(emoji);
+  });
+
+  test("longer text is cut at a word boundary, at most 200 code points with … appended", () => {
+    const words = Array.from({ length: 80 }, (_, i) => `word${i}`).join(" ");
+    const cut = cutAtWord(words);
+    expect(cut.endsWith("…")).toBe(true);
+    expect(codePoints(cut)).toBeLessThanOrEqual(EXCERPT_MAX);
+    const kept = cut.slice(0, -1);
+    expect(words.startsWith(kept)).toBe(true);
+    // The cut falls between two words: the next character of the source is a space.
+    expect(words[kept.length]).toBe(" ");
+    // And not needlessly early: the next word would not have fitted.
+    const nextWord = words.slice(kept.length + 1).split(" ")[0] ?? "";
+    expect(codePoints(`${kept} ${nextWord}…`)).toBeGreaterThan(EXCERPT_MAX);
+  });
+
+  test("emoji text is cut by code points, never splitting a surrogate pair", () => {
+    const text = "😀 ".repeat(150).trim(); // 299 code points
+    const cut = cutAtWord(text);
+    expect(codePoints(cut)).toBeLessThanOrEqual(EXCERPT_MAX);
+    expect(codePoints(cut)).toBeGreaterThan(190);
+    expect(cut.isWellFormed()).toBe(true);
+    expect(cut.endsWith("😀…")).toBe(true);
+  });
+
+  test("a single word longer than the limit is cut hard", () => {
+    const cut = cutAtWord("x".repeat(500));
+    expect(cut).toBe(`${"x".repeat(EXCERPT_MAX - 1)}…`);
+  });
+
+  test("no dangling punctuation before the ellipsis", () => {
+    const text = `${"abcd ".repeat(39)}abcd, ${"efgh ".repeat(20)}`;
+    const cut = cutAtWord(text);
+    expect(cut).not.toMatch(/[,;:.\s]…$/);
+  });
+});
+
+describe("deriveExcerpt", () => {
+  test("a short body becomes its plain text", () => {
+    expect(deriveExcerpt("## Hello\n\nA *short* post [1].\n")).toBe("Hello A short post.");
+  });
+
+  test("a long body gives at most 200 code points of its opening prose", () => {
+    const paragraph = "Coffee roasting is a craft of time and temperature. ".repeat(10);
+    const body = `# Roasting\n\n${paragraph}\n\n${"More text follows here. ".repeat(500)}`;
+    const excerpt = deriveExcerpt(body);
+    expect(codePoints(excerpt)).toBeLessThanOrEqual(EXCERPT_MAX);
+    expect(excerpt.startsWith("Roasting Coffee roasting is a craft of time and temperature.")).toBe(true);
+    expect(excerpt.endsWith("…")).toBe(true);
+  });
+
+  test("an empty body gives an empty excerpt", () => {
+    expect(deriveExcerpt("")).toBe("");
+  });
+});
