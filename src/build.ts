@@ -3,19 +3,22 @@
  * Reading happens before anything is written: bad data fails the build with
  * every problem listed and leaves the published tree untouched (D9).
  */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
 import { readSecrets } from "./audit/read-secrets.js";
 import { auditBeforeSwap } from "./audit/run-audit.js";
 import { assertMigrated, openDatabase } from "./db/open.js";
 import { readSnapshot } from "./db/read-snapshot.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
-import { emitTree } from "./emit/emit-tree.js";
+import { emitTree, previousRecords } from "./emit/emit-tree.js";
 import { acquireBuildLock, assertReplaceable, treeStoreOf } from "./emit/tree-store.js";
 import { InvalidSourcesError, type Problem } from "./errors.js";
-import { renderOrg, type RenderedOrg } from "./render/render-org.js";
+import { planOrg, type OrgPlan } from "./render/render-org.js";
 import type { BuildReport, OrgReport } from "./report.js";
 import { crossCheck } from "./sources/cross-check.js";
-import { readPosts } from "./sources/read-posts.js";
+import { loadBody, readPosts } from "./sources/read-posts.js";
 
 export interface BuildOptions {
   db: string;
@@ -25,15 +28,23 @@ export interface BuildOptions {
   orgs?: readonly string[];
   /** The build instant deciding what is scheduled (D1); defaults to the clock. */
   now?: Date;
+  /** Called as post files are rendered or linked (for a progress bar). */
+  onProgress?: (done: number, total: number) => void;
 }
 
 function byWhere(a: Problem, b: Problem): number {
   return a.where.localeCompare(b.where, "en", { numeric: true }) || a.message.localeCompare(b.message);
 }
 
+// Cached post files are valid only for the code that rendered them: the hash
+// of this module's file (the bundle, when bundled) re-renders after an upgrade.
+const CODE_VERSION = createHash("sha256")
+  .update(readFileSync(fileURLToPath(import.meta.url)))
+  .digest("hex");
+
 /** Builds the tree; throws InvalidSourcesError (with every problem) on bad data. */
 export async function build(options: BuildOptions): Promise<BuildReport> {
-  const started = performance.now();
+  const phases = createPhaseTimer();
   const now = (options.now ?? new Date()).getTime();
   const store = treeStoreOf(options.out);
   await assertReplaceable(store);
@@ -49,12 +60,14 @@ export async function build(options: BuildOptions): Promise<BuildReport> {
   } finally {
     db.close();
   }
+  phases.end("database");
   const problems: Problem[] = [...snapshot.problems];
   for (const id of snapshot.missing) {
     problems.push({ where: `--org ${id}`, message: "no organization has this id" });
   }
 
-  const posts = await readPosts(options.content, orgIds);
+  const posts = await readPosts(options.content, orgIds, { previous: await previousRecords(store) });
+  phases.end("posts");
   problems.push(...posts.problems);
   for (const folder of posts.byOrg.keys()) {
     if (!snapshot.rowIds.has(folder) && orgIds === undefined) {
@@ -64,37 +77,42 @@ export async function build(options: BuildOptions): Promise<BuildReport> {
   for (const org of snapshot.orgs) problems.push(...crossCheck(org, posts.byOrg.get(org.id) ?? []));
   if (problems.length > 0) throw new InvalidSourcesError(problems.sort(byWhere));
 
-  const timings = new Map<string, number>();
-  const rendered: RenderedOrg[] = snapshot.orgs.map((org) => {
-    const t = performance.now();
-    const result = renderOrg(org, posts.byOrg.get(org.id) ?? [], now);
-    timings.set(org.id, performance.now() - t);
-    return result;
-  });
+  const plans: OrgPlan[] = snapshot.orgs.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], now));
+  phases.end("plan");
 
   const release = await acquireBuildLock(store);
   let emitted;
   try {
-    emitted = await emitTree(store, rendered, {
+    emitted = await emitTree(store, plans, {
       carryOver: orgIds !== undefined,
+      records: posts.byOrg,
+      codeVersion: CODE_VERSION,
+      loadBody: (post) => loadBody(options.content, post),
+      onProgress: options.onProgress,
       // A tree that fails the audit is never swapped in: the build fails, the previous tree stays.
-      beforeSwap: auditBeforeSwap(snapshot, posts.byOrg, secrets, now),
+      beforeSwap: async (gen) => {
+        phases.end("render and write");
+        await auditBeforeSwap(snapshot, posts.byOrg, secrets, now)(gen);
+        phases.end("audit");
+      },
     });
   } finally {
     await release();
   }
-  await reconcileOrganizationFiles(options.db, store, rendered.map((r) => r.orgId));
+  if (!emitted.swapped) phases.end("render and write");
+  const reconciled = await reconcileOrganizationFiles(options.db, store, plans.map((p) => p.orgId));
+  for (const apiPath of reconciled) if (!emitted.changes.changed.includes(apiPath)) emitted.changes.changed.push(apiPath);
+  phases.end("reconcile");
 
-  const orgs: OrgReport[] = rendered.map((r) => {
-    const stats = emitted.perOrg.get(r.orgId) ?? { written: 0, unchanged: 0, removed: 0 };
+  const orgs: OrgReport[] = plans.map((plan) => {
+    const stats = emitted.perOrg.get(plan.orgId) ?? { written: 0, unchanged: 0, removed: 0 };
     return {
-      orgId: r.orgId,
-      ...r.counts,
+      orgId: plan.orgId,
+      ...plan.counts,
       filesWritten: stats.written,
       filesUnchanged: stats.unchanged,
       filesRemoved: stats.removed,
-      renderMs: Math.round(timings.get(r.orgId) ?? 0),
-      nextPublishAt: r.nextPublishAt,
+      nextPublishAt: plan.nextPublishAt,
     };
   });
   const next = orgs.map((o) => o.nextPublishAt).filter((v): v is string => v !== null).sort()[0] ?? null;
@@ -102,8 +120,28 @@ export async function build(options: BuildOptions): Promise<BuildReport> {
     out: store.out,
     generation: emitted.generation,
     changed: emitted.swapped,
-    durationMs: Math.round(performance.now() - started),
+    durationMs: phases.total(),
+    phasesMs: phases.all(),
+    postsParsed: posts.parsed,
+    postsReused: posts.reused,
+    postsRendered: emitted.postsRendered,
     nextPublishAt: next,
+    changedPaths: emitted.changes,
     orgs,
+  };
+}
+
+function createPhaseTimer() {
+  const started = performance.now();
+  let last = started;
+  const phases: Record<string, number> = {};
+  return {
+    end(name: string) {
+      const now = performance.now();
+      phases[name] = Math.round((phases[name] ?? 0) + now - last);
+      last = now;
+    },
+    all: () => ({ ...phases }),
+    total: () => Math.round(performance.now() - started),
   };
 }

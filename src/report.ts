@@ -1,4 +1,6 @@
 /** D12: what a build did, per organization, for people and (with --json) for CI. */
+import type { ChangedPaths } from "./emit/emit-tree.js";
+
 export interface OrgReport {
   orgId: string;
   postsPublished: number;
@@ -11,7 +13,6 @@ export interface OrgReport {
   filesWritten: number;
   filesUnchanged: number;
   filesRemoved: number;
-  renderMs: number;
   nextPublishAt: string | null;
 }
 
@@ -21,8 +22,17 @@ export interface BuildReport {
   /** False when nothing changed and the live tree was kept as it was. */
   changed: boolean;
   durationMs: number;
+  /** Wall time of each phase: database, posts, plan, render and write, audit, reconcile. */
+  phasesMs: Record<string, number>;
+  /** Post files read and parsed, and those whose previous record was reused unread. */
+  postsParsed: number;
+  postsReused: number;
+  /** Published posts whose files were rendered (the rest were unchanged). */
+  postsRendered: number;
   /** The earliest scheduled publish instant over all organizations: when to build next. */
   nextPublishAt: string | null;
+  /** API paths added, changed and removed by this build. */
+  changedPaths: ChangedPaths;
   orgs: OrgReport[];
 }
 
@@ -32,14 +42,17 @@ export function formatReport(report: BuildReport): string {
       `${o.orgId}:`,
       `published ${o.postsPublished} posts, ${o.blocksPublished} blocks, ${o.categories} categories;`,
       `skipped ${o.postsDraft} draft, ${o.postsArchived} archived, ${o.postsScheduled} scheduled posts, ${o.blocksUnpublished} unpublished blocks;`,
-      `files ${o.filesWritten} written, ${o.filesUnchanged} unchanged, ${o.filesRemoved} removed;`,
-      `${o.renderMs} ms`,
+      `files ${o.filesWritten} written, ${o.filesUnchanged} unchanged, ${o.filesRemoved} removed`,
       o.nextPublishAt ? `; next publish ${o.nextPublishAt}` : "",
     ].join(" "),
   );
   const summary = report.changed
     ? `built ${report.out} (generation ${report.generation}) in ${report.durationMs} ms`
     : `nothing changed; ${report.out} left as it was (${report.durationMs} ms)`;
+  const phases = Object.entries(report.phasesMs)
+    .map(([name, ms]) => `${name} ${ms} ms`)
+    .join(", ");
+  const posts = `posts: ${report.postsParsed} parsed, ${report.postsReused} unchanged and not read, ${report.postsRendered} rendered`;
   const next = report.nextPublishAt ? `next scheduled publish: ${report.nextPublishAt} (build again then)` : "";
-  return [...lines, summary, next].filter(Boolean).join("\n");
+  return [...lines, summary, `${posts}; ${phases}`, next].filter(Boolean).join("\n");
 }

@@ -1,17 +1,22 @@
 /**
- * Turns rendered organizations into the next generation of the tree. Files
- * whose bytes did not change are hard-linked from the live generation (same
- * inode, same mtime, nothing rewritten); only changed files are written; a build
- * that changes nothing writes nothing and keeps the live generation.
+ * Turns planned organizations into the next generation of the tree.
+ *
+ * The live generation's manifest (beside the tree, never in it) holds the hash
+ * of every file and, per post, the record it was rendered from and the key of
+ * everything its files depend on. So a rebuild renders only posts whose source
+ * or category changed; files whose bytes are unchanged are hard-linked from the
+ * live generation (same inode, same mtime, nothing rewritten); and a build that
+ * changes nothing writes nothing and keeps the live generation.
  */
 import { createHash } from "node:crypto";
-import { link, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { link, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileOf, parseApiPath } from "../api-paths.js";
 import { FILE_CONCURRENCY, mapLimit } from "../concurrency.js";
+import type { PostRecord } from "../model/snapshot.js";
 import type { PageMembership } from "../render/blocks.js";
 import { canonicalJson } from "../render/canonical-json.js";
-import type { RenderedOrg } from "../render/render-org.js";
+import { categoryKeyOf, renderPostFiles, type OrgPlan } from "../render/render-org.js";
 import {
   generation,
   liveGeneration,
@@ -24,18 +29,16 @@ import {
   type TreeStore,
 } from "./tree-store.js";
 
-interface ManifestEntry {
-  orgId: string;
-  sha256: string;
-  size: number;
-  mtimeMs: number;
-  ino: number;
-}
+type CachedPost = Omit<PostRecord, "body"> & { key: string };
 
 interface Manifest {
-  files: Record<string, ManifestEntry>;
+  version: 2;
+  files: Record<string, string>;
   pages: Record<string, string>;
+  posts: Record<string, Record<string, CachedPost>>;
 }
+
+const EMPTY: Manifest = { version: 2, files: {}, pages: {}, posts: {} };
 
 export interface EmitStats {
   written: number;
@@ -43,10 +46,33 @@ export interface EmitStats {
   removed: number;
 }
 
+/** API paths this build added, changed and removed (for CDN purges and syncs). */
+export interface ChangedPaths {
+  added: string[];
+  changed: string[];
+  removed: string[];
+}
+
 export interface EmitResult {
   generation: string | null;
   swapped: boolean;
   perOrg: Map<string, EmitStats>;
+  changes: ChangedPaths;
+  /** Posts rendered by this build (the others were unchanged and linked). */
+  postsRendered: number;
+}
+
+export interface EmitOptions {
+  /** Keep organizations not planned exactly as they are (`--org` rebuilds). */
+  carryOver: boolean;
+  /** Every post record of each planned organization (all states), kept for the next build. */
+  records: ReadonlyMap<string, readonly PostRecord[]>;
+  /** Identifies the rendering code: a new version re-renders every post. */
+  codeVersion: string;
+  loadBody: (post: PostRecord) => Promise<string>;
+  /** Runs on the complete next generation before it goes live; a throw cancels the swap. */
+  beforeSwap?: (gen: Generation) => Promise<void>;
+  onProgress?: (done: number, total: number) => void;
 }
 
 export function sha256(data: string | Buffer): string {
@@ -60,10 +86,22 @@ export function fileBytes(json: unknown): Buffer {
 
 export async function readManifest(gen: Generation): Promise<Manifest> {
   try {
-    return JSON.parse(await readFile(manifestFileOf(gen), "utf8")) as Manifest;
+    const manifest = JSON.parse(await readFile(manifestFileOf(gen), "utf8")) as Manifest;
+    return manifest.version === 2 ? manifest : EMPTY;
   } catch {
-    return { files: {}, pages: {} };
+    return EMPTY;
   }
+}
+
+/** The records the live generation was built from, by file, for readPosts to reuse. */
+export async function previousRecords(store: TreeStore): Promise<Map<string, PostRecord>> {
+  const live = await liveGeneration(store);
+  const records = new Map<string, PostRecord>();
+  if (!live) return records;
+  for (const byFile of Object.values((await readManifest(live)).posts)) {
+    for (const [file, { key: _key, ...record }] of Object.entries(byFile)) records.set(file, record);
+  }
+  return records;
 }
 
 /** Reads the D8 membership the build wrote for an organization. */
@@ -75,102 +113,181 @@ export async function readPages(gen: Generation, orgId: string): Promise<PageMem
   }
 }
 
-/**
- * The hash of a live file. The manifest's hash is trusted only while the file is
- * the one the build wrote (same inode, size, mtime): the write proxy replaces
- * organization files between builds, and then the bytes are hashed afresh.
- */
-async function liveHash(live: Generation, rel: string, entry: ManifestEntry | undefined): Promise<string | null> {
-  const file = path.join(live.tree, rel);
-  try {
-    const info = await stat(file);
-    if (entry && info.ino === entry.ino && info.size === entry.size && info.mtimeMs === entry.mtimeMs) {
-      return entry.sha256;
-    }
-    return sha256(await readFile(file));
-  } catch {
-    return null;
-  }
-}
-
-interface Planned {
-  rel: string;
-  orgId: string;
-  bytes: Buffer;
-  sha256: string;
-  unchanged: boolean;
-}
+const apiPathOfFile = (rel: string) => `/${rel.slice(0, -".json".length)}`;
 
 function orgOfFile(rel: string): string {
-  const route = parseApiPath(`/${rel.slice(0, -".json".length)}`);
+  const route = parseApiPath(apiPathOfFile(rel));
   if (!route) throw new Error(`manifest names a file no API path maps to: ${rel}`);
   return route.orgId;
 }
 
-/**
- * Writes `rendered` as the next generation and swaps it in. With `carryOver`,
- * every organization not rendered keeps its live files and membership exactly
- * (`--org` rebuilds); without it, organizations not rendered disappear.
- */
-export interface EmitOptions {
-  /** Keep organizations not rendered exactly as they are (`--org` rebuilds). */
-  carryOver: boolean;
-  /** Runs on the complete next generation before it goes live; a throw cancels the swap. */
-  beforeSwap?: (gen: Generation) => Promise<void>;
+interface Output {
+  rel: string;
+  orgId: string;
+  bytes: Buffer;
+  sha256: string;
 }
 
-export async function emitTree(store: TreeStore, rendered: readonly RenderedOrg[], options: EmitOptions): Promise<EmitResult> {
-  const { carryOver } = options;
+interface PostJob {
+  orgId: string;
+  post: PostRecord;
+  key: string;
+  rels: string[];
+  reuse: boolean;
+  plan: OrgPlan;
+}
+
+function postRels(orgId: string, post: PostRecord): string[] {
+  const { id, slug } = post.meta;
+  return [fileOf({ kind: "content", orgId, id }), fileOf({ kind: "contentBySlug", orgId, slug }), fileOf({ kind: "references", orgId, id })];
+}
+
+/**
+ * Writes the planned organizations as the next generation and swaps it in.
+ * With `carryOver`, every organization not planned keeps its live files,
+ * membership and records exactly; without it, organizations not planned disappear.
+ */
+export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], options: EmitOptions): Promise<EmitResult> {
   const live = await liveGeneration(store);
-  const manifest: Manifest = live ? await readManifest(live) : { files: {}, pages: {} };
+  const manifest = live ? await readManifest(live) : EMPTY;
+  const planned = new Set(plans.map((p) => p.orgId));
+  const keeps = (orgId: string) => options.carryOver && !planned.has(orgId);
+
   const perOrg = new Map<string, EmitStats>();
   const statsOf = (orgId: string) => {
     let s = perOrg.get(orgId);
     if (!s) perOrg.set(orgId, (s = { written: 0, unchanged: 0, removed: 0 }));
     return s;
   };
-
-  const planned: Planned[] = [];
   const owners = new Map<string, string>();
-  for (const org of rendered) {
-    statsOf(org.orgId);
-    for (const file of org.files) {
+  const claim = (rel: string, owner: string) => {
+    const previous = owners.get(rel);
+    if (previous !== undefined) throw new Error(`two outputs claim ${apiPathOfFile(rel)} (${previous} and ${owner})`);
+    owners.set(rel, owner);
+  };
+
+  // Organization-level files are rendered in memory; posts are jobs.
+  const outputs: Output[] = [];
+  const jobs: PostJob[] = [];
+  for (const plan of plans) {
+    statsOf(plan.orgId);
+    for (const file of plan.files) {
       const route = parseApiPath(file.path);
       if (!route) throw new Error(`rendered a path the interface does not describe: ${file.path}`);
       const rel = fileOf(route);
-      const previous = owners.get(rel);
-      if (previous !== undefined) throw new Error(`two outputs claim ${file.path} (organization ${previous} and ${org.orgId})`);
-      owners.set(rel, org.orgId);
+      claim(rel, `organization ${plan.orgId}`);
       const bytes = fileBytes(file.json);
-      planned.push({ rel, orgId: org.orgId, bytes, sha256: sha256(bytes), unchanged: false });
+      outputs.push({ rel, orgId: plan.orgId, bytes, sha256: sha256(bytes) });
+    }
+    const cachedPosts = manifest.posts[plan.orgId] ?? {};
+    for (const post of plan.posts) {
+      const rels = postRels(plan.orgId, post);
+      for (const rel of rels) claim(rel, post.file);
+      const key = sha256(`${options.codeVersion}\u0000${post.fingerprint}\u0000${categoryKeyOf(post, plan.categories)}`);
+      const reuse = live !== null && cachedPosts[post.file]?.key === key && rels.every((rel) => rel in manifest.files);
+      jobs.push({ orgId: plan.orgId, post, key, rels, reuse, plan });
     }
   }
-  const renderedIds = new Set(rendered.map((o) => o.orgId));
 
-  if (live) {
-    await mapLimit(planned, FILE_CONCURRENCY, async (p) => {
-      p.unchanged = (await liveHash(live, p.rel, manifest.files[p.rel])) === p.sha256;
-    });
-  }
-  const carried = Object.entries(manifest.files).filter(([, e]) => carryOver && !renderedIds.has(e.orgId));
-  const removed = Object.entries(manifest.files).filter(
-    ([rel, e]) => (!carryOver || renderedIds.has(e.orgId)) && !owners.has(rel),
-  );
-  for (const [, e] of removed) statsOf(e.orgId).removed++;
+  // The write proxy replaces organization files between builds without touching
+  // the manifest, so those few files are compared with their live bytes.
+  const liveShaOf = async (output: Output): Promise<string | undefined> => {
+    if (!live) return undefined;
+    if (parseApiPath(apiPathOfFile(output.rel))?.kind !== "organization") return manifest.files[output.rel];
+    return readFile(path.join(live.tree, output.rel)).then(sha256, () => undefined);
+  };
+  const unchangedOutputs = new Set<string>();
+  for (const output of outputs) if ((await liveShaOf(output)) === output.sha256) unchangedOutputs.add(output.rel);
 
-  const pages = new Map<string, string>();
-  for (const org of rendered) pages.set(org.orgId, canonicalJson(org.pages));
+  const removedRels = Object.keys(manifest.files).filter((rel) => !owners.has(rel) && !keeps(orgOfFile(rel)));
+  const pages = new Map(plans.map((p) => [p.orgId, canonicalJson(p.pages)]));
   const pagesChanged =
     [...pages].some(([orgId, json]) => manifest.pages[orgId] !== sha256(json)) ||
-    Object.keys(manifest.pages).some((orgId) => !pages.has(orgId) && !(carryOver && !renderedIds.has(orgId)));
+    Object.keys(manifest.pages).some((orgId) => !pages.has(orgId) && !keeps(orgId));
 
-  for (const p of planned) statsOf(p.orgId)[p.unchanged ? "unchanged" : "written"]++;
-  const changed = planned.some((p) => !p.unchanged) || removed.length > 0 || pagesChanged;
-  if (live && !changed) return { generation: live.id, swapped: false, perOrg };
+  const noOp =
+    live !== null &&
+    removedRels.length === 0 &&
+    !pagesChanged &&
+    unchangedOutputs.size === outputs.length &&
+    jobs.every((job) => job.reuse);
+  if (noOp) {
+    for (const output of outputs) statsOf(output.orgId).unchanged++;
+    for (const job of jobs) statsOf(job.orgId).unchanged += job.rels.length;
+    return { generation: live.id, swapped: false, perOrg, changes: { added: [], changed: [], removed: [] }, postsRendered: 0 };
+  }
 
   const gen = generation(store, await nextGenerationId(store));
+  const next: Manifest = { version: 2, files: {}, pages: {}, posts: {} };
+  const changes: ChangedPaths = { added: [], changed: [], removed: removedRels.map(apiPathOfFile) };
+  for (const rel of removedRels) statsOf(orgOfFile(rel)).removed++;
+  let postsRendered = 0;
   try {
-    const next = await writeGeneration(gen, live, planned, carried, pages, manifest, carryOver ? renderedIds : null);
+    const carried = Object.entries(manifest.files).filter(([rel]) => keeps(orgOfFile(rel)));
+    await makeFolders(gen, [...owners.keys(), ...carried.map(([rel]) => rel)]);
+
+    const linkLive = async (rel: string, orgId: string, hash: string) => {
+      await link(path.join(live!.tree, rel), path.join(gen.tree, rel));
+      statsOf(orgId).unchanged++;
+      next.files[rel] = hash;
+    };
+    const writeNew = async (rel: string, orgId: string, bytes: Buffer, hash: string) => {
+      await writeFile(path.join(gen.tree, rel), bytes);
+      statsOf(orgId).written++;
+      (rel in manifest.files ? changes.changed : changes.added).push(apiPathOfFile(rel));
+      next.files[rel] = hash;
+    };
+
+    await mapLimit(outputs, FILE_CONCURRENCY, (o) =>
+      unchangedOutputs.has(o.rel) ? linkLive(o.rel, o.orgId, o.sha256) : writeNew(o.rel, o.orgId, o.bytes, o.sha256),
+    );
+    let done = 0;
+    await mapLimit(jobs, FILE_CONCURRENCY, async (job) => {
+      if (job.reuse) {
+        for (const rel of job.rels) await linkLive(rel, job.orgId, manifest.files[rel]!);
+      } else {
+        const body = await options.loadBody(job.post);
+        const files = renderPostFiles(job.orgId, job.post, body, job.plan.categories);
+        postsRendered++;
+        for (const [i, file] of files.entries()) {
+          const rel = job.rels[i]!;
+          const bytes = fileBytes(file.json);
+          const hash = sha256(bytes);
+          await (live && manifest.files[rel] === hash ? linkLive(rel, job.orgId, hash) : writeNew(rel, job.orgId, bytes, hash));
+        }
+      }
+      delete job.post.body;
+      options.onProgress?.(++done, jobs.length);
+    });
+    await mapLimit(carried, FILE_CONCURRENCY, async ([rel, hash]) => {
+      await link(path.join(live!.tree, rel), path.join(gen.tree, rel));
+      next.files[rel] = hash;
+    });
+
+    for (const [orgId, json] of pages) {
+      await writeFile(pagesFileOf(gen, orgId), json);
+      next.pages[orgId] = sha256(json);
+    }
+    for (const [orgId, hash] of Object.entries(manifest.pages)) {
+      if (!keeps(orgId)) continue;
+      await link(pagesFileOf(live!, orgId), pagesFileOf(gen, orgId));
+      next.pages[orgId] = hash;
+    }
+    const keyOf = new Map(jobs.map((job) => [job.post.file, job.key]));
+    for (const [orgId, records] of options.records) {
+      if (!planned.has(orgId)) continue;
+      const byFile: Record<string, CachedPost> = {};
+      for (const { body: _body, ...record } of records) byFile[record.file] = { ...record, key: keyOf.get(record.file) ?? "" };
+      next.posts[orgId] = byFile;
+    }
+    for (const [orgId, byFile] of Object.entries(manifest.posts)) if (keeps(orgId)) next.posts[orgId] = byFile;
+
+    const written = [...perOrg.values()].reduce((n, s) => n + s.written, 0);
+    if (live && written === 0 && removedRels.length === 0 && !pagesChanged) {
+      // Sources were touched but every byte came out the same: keep the live tree.
+      await rm(gen.dir, { recursive: true, force: true });
+      return { generation: live.id, swapped: false, perOrg, changes: { added: [], changed: [], removed: [] }, postsRendered };
+    }
     await writeFile(manifestFileOf(gen), JSON.stringify(next));
     await options.beforeSwap?.(gen);
     await swapTo(store, gen);
@@ -179,55 +296,29 @@ export async function emitTree(store: TreeStore, rendered: readonly RenderedOrg[
     throw error;
   }
   await pruneGenerations(store, live ? [gen.id, live.id] : [gen.id]);
-  return { generation: gen.id, swapped: true, perOrg };
+  for (const list of Object.values(changes)) list.sort();
+  return { generation: gen.id, swapped: true, perOrg, changes, postsRendered };
 }
 
-async function writeGeneration(
-  gen: Generation,
-  live: Generation | null,
-  planned: readonly Planned[],
-  carried: readonly [string, ManifestEntry][],
-  pages: ReadonlyMap<string, string>,
-  previous: Manifest,
-  rebuiltOnly: ReadonlySet<string> | null,
-): Promise<Manifest> {
-  const next: Manifest = { files: {}, pages: {} };
-  const dirs = new Set<string>([path.join(gen.dir, "pages")]);
-  for (const rel of [...planned.map((p) => p.rel), ...carried.map(([rel]) => rel)]) {
-    dirs.add(path.dirname(path.join(gen.tree, rel)));
-  }
-  for (const dir of [...dirs].sort()) await mkdir(dir, { recursive: true });
-
-  await mapLimit(planned, FILE_CONCURRENCY, async (p) => {
-    const target = path.join(gen.tree, p.rel);
-    if (p.unchanged && live) {
-      await link(path.join(live.tree, p.rel), target);
-    } else {
-      await writeFile(target, p.bytes);
-    }
-    const info = await stat(target);
-    next.files[p.rel] = { orgId: p.orgId, sha256: p.sha256, size: info.size, mtimeMs: info.mtimeMs, ino: info.ino };
-  });
-  await mapLimit(carried, FILE_CONCURRENCY, async ([rel, entry]) => {
-    const target = path.join(gen.tree, rel);
-    await link(path.join(live!.tree, rel), target);
-    const info = await stat(target);
-    // Re-hash only if the proxy replaced the file since the manifest was written.
-    const same = info.ino === entry.ino && info.size === entry.size && info.mtimeMs === entry.mtimeMs;
-    const hash = same ? entry.sha256 : sha256(await readFile(target));
-    next.files[rel] = { orgId: orgOfFile(rel), sha256: hash, size: info.size, mtimeMs: info.mtimeMs, ino: info.ino };
-  });
-
-  for (const [orgId, json] of pages) {
-    await writeFile(pagesFileOf(gen, orgId), json);
-    next.pages[orgId] = sha256(json);
-  }
-  if (rebuiltOnly && live) {
-    for (const [orgId, hash] of Object.entries(previous.pages)) {
-      if (rebuiltOnly.has(orgId)) continue;
-      await link(pagesFileOf(live, orgId), pagesFileOf(gen, orgId));
-      next.pages[orgId] = hash;
+/** Creates every folder the files need, parents before children, a level at a time. */
+async function makeFolders(gen: Generation, rels: readonly string[]): Promise<void> {
+  const dirs = new Set<string>([path.join(gen.dir, "pages"), gen.tree]);
+  for (const rel of rels) {
+    let dir = path.dirname(path.join(gen.tree, rel));
+    while (!dirs.has(dir)) {
+      dirs.add(dir);
+      dir = path.dirname(dir);
     }
   }
-  return next;
+  await mkdir(gen.tree, { recursive: true });
+  await mkdir(path.join(gen.dir, "pages"), { recursive: true });
+  const byDepth = new Map<number, string[]>();
+  for (const dir of dirs) {
+    if (dir === gen.tree || !dir.startsWith(gen.tree)) continue;
+    const depth = dir.split(path.sep).length;
+    byDepth.set(depth, [...(byDepth.get(depth) ?? []), dir]);
+  }
+  for (const depth of [...byDepth.keys()].sort((a, b) => a - b)) {
+    await mapLimit(byDepth.get(depth)!, FILE_CONCURRENCY, (dir) => mkdir(dir));
+  }
 }

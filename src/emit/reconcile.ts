@@ -1,3 +1,4 @@
+import { pathOf } from "../api-paths.js";
 import { openDatabase } from "../db/open.js";
 import { refreshOrganizationFile } from "./organization-file.js";
 import type { TreeStore } from "./tree-store.js";
@@ -7,20 +8,28 @@ import type { TreeStore } from "./tree-store.js";
  * must not be undone by the swap, so after swapping, each organization file is
  * brought up to its row under the database's write lock. A database this
  * process cannot write has no write proxy writing it either; then there is
- * nothing to reconcile.
+ * nothing to reconcile. Returns the API paths it rewrote.
  */
-export async function reconcileOrganizationFiles(dbFile: string, store: TreeStore, orgIds: readonly string[]): Promise<void> {
+export async function reconcileOrganizationFiles(
+  dbFile: string,
+  store: TreeStore,
+  orgIds: readonly string[],
+): Promise<string[]> {
+  const rewritten: string[] = [];
   let db;
   try {
     db = openDatabase(dbFile);
   } catch {
-    return;
+    return rewritten;
   }
   try {
-    for (const orgId of orgIds) refreshOrganizationFile(db, store, orgId);
+    for (const orgId of orgIds) {
+      if (refreshOrganizationFile(db, store, orgId)?.written) rewritten.push(pathOf({ kind: "organization", orgId }));
+    }
   } catch (error) {
     if ((error as { code?: string }).code !== "SQLITE_READONLY") throw error;
   } finally {
     db.close();
   }
+  return rewritten;
 }

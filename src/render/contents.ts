@@ -1,6 +1,7 @@
 import {
   contentDetailSchema,
   contentListSchema,
+  contentSummarySchema,
   referenceListSchema,
   type ContentDetail,
   type ContentSummary,
@@ -8,7 +9,6 @@ import {
 } from "../model/api.js";
 import type { CategoryRecord, PostRecord } from "../model/snapshot.js";
 import { compareCodeUnits } from "./canonical-json.js";
-import { deriveExcerpt } from "./excerpt.js";
 
 export type PostState = "published" | "draft" | "archived" | "scheduled";
 
@@ -36,15 +36,14 @@ function referencesOf(post: PostRecord): Reference[] | null {
   }));
 }
 
-export function renderDetail(post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>): ContentDetail {
+function summaryFields(post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>) {
   const meta = post.meta;
   const category = meta.category === undefined ? undefined : categories.get(meta.category);
-  const excerpt = meta.excerpt ?? deriveExcerpt(post.body);
-  return contentDetailSchema.parse({
+  return {
     id: meta.id,
     title: meta.title,
     slug: meta.slug,
-    excerpt,
+    excerpt: post.excerpt,
     categoryName: category?.value ?? null,
     categorySlug: category?.slug ?? null,
     authorName: meta.authorName,
@@ -52,10 +51,25 @@ export function renderDetail(post: PostRecord, categories: ReadonlyMap<string, C
     featuredImage: meta.featuredImage ? { url: meta.featuredImage.url, alt: meta.featuredImage.alt } : null,
     seoMetadata: {
       title: meta.seoMetadata?.title ?? meta.title,
-      description: meta.seoMetadata?.description ?? excerpt,
+      description: meta.seoMetadata?.description ?? post.excerpt,
     },
     tags: meta.tags ?? [],
-    content: post.body,
+  };
+}
+
+/** The list item of a post: everything but the body, so it needs no body in memory. */
+export function renderSummary(post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>): ContentSummary {
+  return contentSummarySchema.parse(summaryFields(post, categories));
+}
+
+export function renderDetail(
+  post: PostRecord,
+  body: string,
+  categories: ReadonlyMap<string, CategoryRecord>,
+): ContentDetail {
+  return contentDetailSchema.parse({
+    ...summaryFields(post, categories),
+    content: body,
     references: referencesOf(post),
   });
 }

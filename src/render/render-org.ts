@@ -1,11 +1,23 @@
 /**
- * The pure middle: one organization's validated sources in, every file of its
+ * The pure middle: one organization's validated sources in, the files of its
  * API tree out. No I/O, no clock: `now` decides what is scheduled (D1).
+ *
+ * Rendering is split in two so a large organization streams: `planOrg` renders
+ * every organization-level file (lists, blocks, categories, organization) from
+ * records that need no body, and lists the published posts; `renderPostFiles`
+ * renders one post's three files once its body is at hand.
  */
 import { pathOf } from "../api-paths.js";
 import type { CategoryRecord, OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { renderBlocks, renderCategories, type PageMembership } from "./blocks.js";
-import { renderContentList, renderDetail, renderReferences, sortNewestFirst, stateOf, summaryOf } from "./contents.js";
+import {
+  renderContentList,
+  renderDetail,
+  renderReferences,
+  renderSummary,
+  sortNewestFirst,
+  stateOf,
+} from "./contents.js";
 import { renderOrganization } from "./organization.js";
 
 export interface RenderedFile {
@@ -24,16 +36,32 @@ export interface OrgCounts {
   categories: number;
 }
 
-export interface RenderedOrg {
+export interface OrgPlan {
   orgId: string;
+  /** Every file but the three of each published post. */
   files: RenderedFile[];
+  /** Published posts, newest first; their files come from renderPostFiles. */
+  posts: PostRecord[];
+  categories: ReadonlyMap<string, CategoryRecord>;
   pages: PageMembership;
   counts: OrgCounts;
   /** Earliest publish instant still in the future (D1, D12), ISO 8601, or null. */
   nextPublishAt: string | null;
 }
 
-export function renderOrg(org: OrgSnapshot, posts: readonly PostRecord[], now: number): RenderedOrg {
+export interface RenderedOrg extends Omit<OrgPlan, "posts" | "categories"> {}
+
+export function categoriesBySlug(org: OrgSnapshot): ReadonlyMap<string, CategoryRecord> {
+  return new Map(org.categories.map((c) => [c.slug, c]));
+}
+
+/** What a post's files depend on besides its own source: its category's slug and name. */
+export function categoryKeyOf(post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>): string {
+  const category = post.meta.category === undefined ? undefined : categories.get(post.meta.category);
+  return category ? `${category.slug}\u0000${category.value}` : "";
+}
+
+export function planOrg(org: OrgSnapshot, posts: readonly PostRecord[], now: number): OrgPlan {
   const orgId = org.id;
   const files: RenderedFile[] = [];
   const add = (path: string, json: unknown) => files.push({ path, json });
@@ -71,22 +99,42 @@ export function renderOrg(org: OrgSnapshot, posts: readonly PostRecord[], now: n
     else counts.postsArchived++;
   }
 
-  const categories = new Map<string, CategoryRecord>(org.categories.map((c) => [c.slug, c]));
-  const summaries = [];
-  for (const post of sortNewestFirst(published)) {
-    const detail = renderDetail(post, categories);
-    summaries.push(summaryOf(detail));
-    add(pathOf({ kind: "content", orgId, id: detail.id }), detail);
-    add(pathOf({ kind: "contentBySlug", orgId, slug: detail.slug }), detail);
-    add(pathOf({ kind: "references", orgId, id: detail.id }), renderReferences(detail));
-  }
-  add(pathOf({ kind: "contents", orgId }), renderContentList(summaries));
+  const categories = categoriesBySlug(org);
+  const ordered = sortNewestFirst(published);
+  add(pathOf({ kind: "contents", orgId }), renderContentList(ordered.map((post) => renderSummary(post, categories))));
 
   return {
     orgId,
     files,
+    posts: ordered,
+    categories,
     pages: blocks.pages,
     counts,
     nextPublishAt: Number.isFinite(nextPublish) ? new Date(nextPublish).toISOString() : null,
   };
+}
+
+/** A published post's three files: by id, by slug, and its references. */
+export function renderPostFiles(
+  orgId: string,
+  post: PostRecord,
+  body: string,
+  categories: ReadonlyMap<string, CategoryRecord>,
+): RenderedFile[] {
+  const detail = renderDetail(post, body, categories);
+  return [
+    { path: pathOf({ kind: "content", orgId, id: detail.id }), json: detail },
+    { path: pathOf({ kind: "contentBySlug", orgId, slug: detail.slug }), json: detail },
+    { path: pathOf({ kind: "references", orgId, id: detail.id }), json: renderReferences(detail) },
+  ];
+}
+
+/** Every file of an organization at once; every published post must hold its body. */
+export function renderOrg(org: OrgSnapshot, posts: readonly PostRecord[], now: number): RenderedOrg {
+  const { posts: published, categories, ...plan } = planOrg(org, posts, now);
+  const postFiles = published.flatMap((post) => {
+    if (post.body === undefined) throw new Error(`renderOrg needs the body of ${post.file}`);
+    return renderPostFiles(org.id, post, post.body, categories);
+  });
+  return { ...plan, files: [...plan.files, ...postFiles] };
 }

@@ -17,8 +17,8 @@ import { treeStoreOf } from "../../src/emit/tree-store.js";
 import { AuditFailedError } from "../../src/errors.js";
 import type { Block } from "../../src/model/api.js";
 import { renderDetail, renderReferences } from "../../src/render/contents.js";
-import { renderOrg } from "../../src/render/render-org.js";
-import { readPosts } from "../../src/sources/read-posts.js";
+import { planOrg } from "../../src/render/render-org.js";
+import { loadBody, readPosts } from "../../src/sources/read-posts.js";
 import {
   buildSite,
   cliPath,
@@ -111,17 +111,20 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
   const secrets = readSecrets(db);
   db.close();
   const posts = await readPosts(site.content);
-  const rendered = snapshot.orgs.map((org) => renderOrg(org, posts.byOrg.get(org.id) ?? [], now));
+  const plans = snapshot.orgs.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], now));
   // Simulate the bug: the draft post is rendered like a published one, by id and references.
   const demo = snapshot.orgs.find((o) => o.id === "demo")!;
   const draft = posts.byOrg.get("demo")!.find((p) => p.meta.id === "post-0016")!;
-  const detail = renderDetail(draft, new Map(demo.categories.map((c) => [c.slug, c])));
-  const files = rendered.find((r) => r.orgId === "demo")!.files;
+  const detail = renderDetail(draft, draft.body!, new Map(demo.categories.map((c) => [c.slug, c])));
+  const files = plans.find((r) => r.orgId === "demo")!.files;
   files.push({ path: pathOf({ kind: "content", orgId: "demo", id: "post-0016" }), json: detail });
   files.push({ path: pathOf({ kind: "references", orgId: "demo", id: "post-0016" }), json: renderReferences(detail) });
 
-  const emitting = emitTree(treeStoreOf(site.out), rendered, {
+  const emitting = emitTree(treeStoreOf(site.out), plans, {
     carryOver: false,
+    records: posts.byOrg,
+    codeVersion: "test",
+    loadBody: (post) => loadBody(site.content, post),
     beforeSwap: auditBeforeSwap(snapshot, posts.byOrg, secrets, now),
   });
   const error = (await emitting.catch((e: unknown) => e)) as AuditFailedError;
