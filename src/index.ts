@@ -6,6 +6,9 @@
 export { build, type BuildOptions } from "./build.js";
 export type { BuildReport, OrgReport } from "./report.js";
 export { startServer, type ServeOptions, type RunningServer } from "./server/create-server.js";
+export { startDev, type DevOptions, type RunningDev } from "./dev/dev-server.js";
+export { checkSources, type CheckOptions, type CheckResult } from "./check/check-sources.js";
+export type { Finding, Severity } from "./check/lint-rules.js";
 export { pathOf, parseApiPath, fileOf, routeOfFile, type Route, type RouteKind } from "./api-paths.js";
 export { CdsnapError, InvalidSourcesError, UsageError, type Problem, type ErrorDetail } from "./errors.js";
 export * from "./model/api.js";

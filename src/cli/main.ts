@@ -8,8 +8,10 @@ import { Command, CommanderError } from "commander";
 import { AuditFailedError, CdsnapError, InvalidSourcesError, UsageError, formatProblems } from "../errors.js";
 import { registerAudit } from "./audit-command.js";
 import { registerBuild } from "./build-command.js";
+import { registerCheck } from "./check-command.js";
 import { registerDb } from "./db-command.js";
 import { registerDemo } from "./demo-command.js";
+import { registerDev } from "./dev-command.js";
 import { registerKeys } from "./keys-command.js";
 import { registerServe } from "./serve-command.js";
 
@@ -46,10 +48,12 @@ export function createProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerBuild(program);
+  registerCheck(program);
   registerDb(program);
   registerServe(program);
   registerKeys(program);
   registerDemo(program);
+  registerDev(program);
   registerAudit(program);
   return program;
 }

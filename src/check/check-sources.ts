@@ -1,0 +1,123 @@
+/**
+ * `cdsnap check`: every problem the build would refuse (read with the build's
+ * own readers, so the two can never disagree), plus the content lint of
+ * lint-rules.ts, without writing anything: the database is opened read-only
+ * and no output folder is involved.
+ */
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { FILE_CONCURRENCY, mapLimit } from "../concurrency.js";
+import { assertMigrated, openDatabase } from "../db/open.js";
+import { readSnapshot } from "../db/read-snapshot.js";
+import type { Problem } from "../errors.js";
+import type { PostRecord } from "../model/snapshot.js";
+import { crossCheck } from "../sources/cross-check.js";
+import { loadBody, readPosts } from "../sources/read-posts.js";
+import { LINT_RULES, type Finding, type LintRule } from "./lint-rules.js";
+import { locatePost } from "./post-source.js";
+import { scanMarkdown } from "./scan-markdown.js";
+
+export interface CheckOptions {
+  db: string;
+  content: string;
+  /** Check only these organizations (and only their content folders). */
+  orgs?: readonly string[];
+  /** The instant deciding what is scheduled; defaults to the clock. */
+  now?: Date;
+  /** Site paths under which the frontend serves posts by slug, e.g. `/blog/` (see lint-rules.ts). */
+  postUrlPrefixes?: readonly string[];
+  rules?: readonly LintRule[];
+}
+
+export interface CheckResult {
+  ok: boolean;
+  errors: Finding[];
+  warnings: Finding[];
+  orgsChecked: number;
+  postsChecked: number;
+}
+
+function byWhere(a: Finding, b: Finding): number {
+  return a.where.localeCompare(b.where, "en", { numeric: true }) || a.message.localeCompare(b.message);
+}
+
+function buildErrors(problems: readonly Problem[]): Finding[] {
+  return problems.map((p) => ({ rule: "build", severity: "error", where: p.where, message: p.message }));
+}
+
+interface LintSettings {
+  contentDir: string;
+  rules: readonly LintRule[];
+  postUrlPrefixes: readonly string[];
+  now: number;
+}
+
+async function lintOrg(posts: readonly PostRecord[], settings: LintSettings): Promise<Finding[]> {
+  const { contentDir, rules, postUrlPrefixes, now } = settings;
+  const bySlug = new Map<string, PostRecord>();
+  const byFile = new Map<string, PostRecord>();
+  for (const post of posts) {
+    if (!bySlug.has(post.meta.slug)) bySlug.set(post.meta.slug, post);
+    byFile.set(post.file, post);
+  }
+  const fileExists = (rel: string) => existsSync(path.join(contentDir, rel));
+  const perPost = await mapLimit([...posts], FILE_CONCURRENCY, async (post) => {
+    // The reader validated this file a moment ago; read again only to locate lines.
+    const text = await readFile(path.join(contentDir, post.file), "utf8").catch(() => null);
+    if (text === null) return [];
+    const body = post.body ?? (await loadBody(contentDir, post));
+    const source = locatePost(text, body);
+    const scan = scanMarkdown(body, source.bodyLine);
+    return rules.flatMap((rule) => rule({ post, source, scan, bySlug, byFile, fileExists, postUrlPrefixes, now }));
+  });
+  return perPost.flat();
+}
+
+/**
+ * Checks the sources; never throws for bad content (that is in the result),
+ * only for a usage problem (a missing database or content folder).
+ *
+ * @example
+ *   const result = await checkSources({ db: "cdsnap.db", content: "content" });
+ *   if (!result.ok) process.exitCode = 1;
+ */
+export async function checkSources(options: CheckOptions): Promise<CheckResult> {
+  const now = (options.now ?? new Date()).getTime();
+  const orgIds = options.orgs && options.orgs.length > 0 ? [...new Set(options.orgs)].sort() : undefined;
+  const db = openDatabase(options.db, { readonly: true });
+  let snapshot;
+  try {
+    assertMigrated(db, options.db);
+    snapshot = readSnapshot(db, orgIds);
+  } finally {
+    db.close();
+  }
+  const problems: Problem[] = [...snapshot.problems];
+  for (const id of snapshot.missing) problems.push({ where: `--org ${id}`, message: "no organization has this id" });
+  const posts = await readPosts(options.content, orgIds);
+  problems.push(...posts.problems);
+  for (const folder of posts.byOrg.keys()) {
+    if (!snapshot.rowIds.has(folder) && orgIds === undefined) {
+      problems.push({ where: `${folder}/`, message: `no organization has the id "${folder}"; posts live in <content>/<orgId>/` });
+    }
+  }
+  for (const org of snapshot.orgs) problems.push(...crossCheck(org, posts.byOrg.get(org.id) ?? []));
+
+  const findings = buildErrors(problems);
+  const settings: LintSettings = {
+    contentDir: options.content,
+    rules: options.rules ?? LINT_RULES,
+    postUrlPrefixes: options.postUrlPrefixes ?? [],
+    now,
+  };
+  let postsChecked = 0;
+  for (const org of snapshot.orgs) {
+    const orgPosts = posts.byOrg.get(org.id) ?? [];
+    postsChecked += orgPosts.length;
+    findings.push(...(await lintOrg(orgPosts, settings)));
+  }
+  const errors = findings.filter((f) => f.severity === "error").sort(byWhere);
+  const warnings = findings.filter((f) => f.severity === "warning").sort(byWhere);
+  return { ok: errors.length === 0, errors, warnings, orgsChecked: snapshot.orgs.length, postsChecked };
+}

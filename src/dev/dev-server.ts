@@ -1,0 +1,166 @@
+/**
+ * `cdsnap dev`: `serve`, plus a watcher that rebuilds on every change of the
+ * content folder or the database. A build that fails prints its problems and
+ * changes nothing (build() leaves `--out` as it was), so the last good tree
+ * keeps being served; the next good save recovers it, no restart needed.
+ */
+import { watch, type FSWatcher } from "chokidar";
+import path from "node:path";
+import { build } from "../build.js";
+import { openDatabase } from "../db/open.js";
+import { CdsnapError, type Problem } from "../errors.js";
+import type { BuildReport } from "../report.js";
+import type { Logger } from "../server/respond.js";
+import { startServer } from "../server/create-server.js";
+import { createRebuildQueue, type RebuildScope } from "./rebuild-queue.js";
+
+export interface DevOptions {
+  db: string;
+  content: string;
+  out: string;
+  host?: string;
+  port?: number;
+  /** Quiet period after the last change before a build starts (ms). */
+  debounceMs?: number;
+  /** Where progress goes; defaults to stdout (info) and stderr (errors). */
+  print?: (line: string, kind: "info" | "error") => void;
+}
+
+export interface RunningDev {
+  url: string;
+  /** Resolves when no build is running or waiting (tests use it; a person never needs it). */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const DEFAULT_DEBOUNCE_MS = 100;
+const DB_SETTLE_MS = 50;
+
+function defaultPrint(line: string, kind: "info" | "error"): void {
+  (kind === "error" ? process.stderr : process.stdout).write(`${line}\n`);
+}
+
+function problemsOf(error: unknown): readonly Problem[] | undefined {
+  const problems = (error as { problems?: unknown }).problems;
+  return Array.isArray(problems) ? (problems as Problem[]) : undefined;
+}
+
+function describeSuccess(report: BuildReport, scope: RebuildScope): string {
+  const what = scope.orgs ? scope.orgs.join(", ") : "all organizations";
+  if (!report.changed) return `rebuilt ${what} in ${report.durationMs} ms: no output changed`;
+  const sum = (key: "filesWritten" | "filesRemoved") => report.orgs.reduce((n, o) => n + o[key], 0);
+  return (
+    `rebuilt ${what} in ${report.durationMs} ms: ${sum("filesWritten")} files written, ${sum("filesRemoved")} removed; ` +
+    `serving generation ${report.generation}`
+  );
+}
+
+/** Only 4xx and 5xx answers are worth a line while authoring; the rest would drown the build messages. */
+function createDevLogger(print: NonNullable<DevOptions["print"]>): Logger {
+  return (line) => {
+    if (line.level === "error") print(`server error: ${String(line.error ?? line.msg)}`, "error");
+    else if (typeof line.status === "number" && line.status >= 400) print(`${line.method} ${line.path} -> ${line.status}`, "info");
+  };
+}
+
+/**
+ * Builds once, serves, and rebuilds on change until `close()`.
+ *
+ * @example
+ *   const dev = await startDev({ db: "cdsnap.db", content: "content", out: "site", port: 0 });
+ *   console.log(dev.url); // http://127.0.0.1:54321
+ *   await dev.close();
+ */
+export async function startDev(options: DevOptions): Promise<RunningDev> {
+  const print = options.print ?? defaultPrint;
+  const content = path.resolve(options.content);
+  const db = path.resolve(options.db);
+  const out = path.resolve(options.out);
+  /** Organizations the last full build rendered: a change in one of their folders rebuilds that one alone (D14). */
+  let known = new Set<string>();
+  let lastFailed = false;
+
+  async function rebuild(scope: RebuildScope, initial = false): Promise<void> {
+    // After a failure, build everything: the list of problems stays complete, and so does the recovery.
+    const full = scope.orgs === undefined || lastFailed || scope.orgs.some((id) => !known.has(id));
+    const effective: RebuildScope = full ? { orgs: undefined } : scope;
+    try {
+      const report = await build({ db, content, out, orgs: effective.orgs });
+      if (full) known = new Set(report.orgs.map((o) => o.orgId));
+      lastFailed = false;
+      print(describeSuccess(report, effective), "info");
+    } catch (error) {
+      lastFailed = true;
+      const problems = problemsOf(error);
+      // Usage problems at start (no database, no content folder) stop `dev` like they stop `build`.
+      if (initial && !problems) throw error;
+      const message = error instanceof CdsnapError ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`;
+      const lines = (problems ?? []).map((p) => `  ${p.where}: ${p.message}`);
+      print(
+        [`build failed: ${message}`, ...lines, "still serving the last good tree; fix the sources and save to rebuild"].join("\n"),
+        "error",
+      );
+    }
+  }
+
+  // The database file and its WAL change on mere opens, closes and checkpoints (every build
+  // causes some); `PRAGMA data_version` moves only when another connection commits.
+  const versionDb = openDatabase(db, { readonly: true });
+  const readVersion = versionDb.prepare("PRAGMA data_version").pluck();
+  let dataVersion = readVersion.get();
+  try {
+    await rebuild({ orgs: undefined }, true);
+  } catch (error) {
+    versionDb.close();
+    throw error;
+  }
+  const server = await startServer({ db, out, host: options.host, port: options.port, log: createDevLogger(print) });
+  const queue = createRebuildQueue((scope) => rebuild(scope), options.debounceMs ?? DEFAULT_DEBOUNCE_MS);
+
+  let versionCheck: NodeJS.Timeout | null = null;
+  const checkDatabase = () => {
+    versionCheck = null;
+    const version = readVersion.get();
+    if (version === dataVersion) return;
+    dataVersion = version;
+    queue.touch(undefined);
+  };
+
+  const watchedDb = new Set([db, `${db}-wal`]);
+  const onEvent = (event: string, file: string) => {
+    const absolute = path.resolve(file);
+    if (watchedDb.has(absolute)) {
+      // A moment's delay: the file event can arrive before the commit is complete.
+      versionCheck ??= setTimeout(checkDatabase, DB_SETTLE_MS);
+      return;
+    }
+    const rel = path.relative(content, absolute);
+    if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) return;
+    const parts = rel.split(path.sep);
+    // Editors' swap and backup files are not posts; the build reads `**/*.md` only, without dot files.
+    if (parts.some((p) => p.startsWith("."))) return;
+    const isPost = absolute.endsWith(".md") || event === "addDir" || event === "unlinkDir";
+    if (!isPost) return;
+    // A post at the top level belongs to no organization: only a full build reports it.
+    queue.touch(parts.length > 1 ? parts[0] : undefined);
+  };
+  const watcher: FSWatcher = watch([content, ...watchedDb], {
+    ignoreInitial: true,
+    ignored: (file) => path.basename(file) === "node_modules",
+  });
+  watcher.on("all", onEvent);
+  watcher.on("error", (error) => print(`watch error: ${(error as Error).message}`, "error"));
+  await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+
+  return {
+    url: server.url,
+    idle: () => queue.idle(),
+    async close() {
+      await watcher.close();
+      if (versionCheck) clearTimeout(versionCheck);
+      await queue.close();
+      await server.close();
+      versionDb.close();
+    },
+  };
+}

@@ -1,0 +1,216 @@
+/**
+ * A real browser against the real server: headless Chromium (Debian's
+ * `chromium`, driven by playwright-core) loads a page from another origin that
+ * fetches blocks, posts and categories with `x-api-key`, which makes every
+ * request a CORS preflight first, and renders them. Then an organization with
+ * `allowed_origins` (harbor) proves the browser refuses a page from an origin
+ * not on its list, and accepts it once the origin is added.
+ *
+ * Without Chromium the test is skipped on a developer machine (saying so) and
+ * fails in CI (`CI` or `CDSNAP_E2E_REQUIRED` set): `.ci/run` installs it.
+ */
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { build } from "../../src/build.js";
+import { DEMO_READ_KEY, HARBOR_READ_KEY, seedDemo } from "../../src/db/demo-seed.js";
+import { migrate } from "../../src/db/migrations.js";
+import { openDatabase } from "../../src/db/open.js";
+import { startServer, type RunningServer } from "../../src/server/create-server.js";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const REQUIRED = Boolean(process.env.CI || process.env.CDSNAP_E2E_REQUIRED);
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+const CONTENT = fileURLToPath(new URL("../../content", import.meta.url));
+
+if (!HAVE_CHROMIUM && !REQUIRED) {
+  console.warn(`browser test skipped: ${CHROMIUM} is missing (apt-get install chromium, or set CHROMIUM_PATH); CI runs it`);
+}
+
+interface LogLine {
+  method?: string;
+  path?: string;
+  status?: number;
+}
+
+let dir: string;
+let db: string;
+let api: RunningServer;
+let pages: Server;
+let pageOrigin: string;
+let context: BrowserContext;
+const log: LogLine[] = [];
+
+/**
+ * The frontend under test, as a site author would write it: plain fetch with
+ * the read key, lists rendered into the DOM, and a visible failure message.
+ */
+function pageHtml(apiBase: string, orgId: string, key: string): string {
+  const config = JSON.stringify({ base: `${apiBase}/api/organizations/${orgId}`, key });
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>cdsnap e2e</title></head>
+<body data-state="loading">
+<p id="status">loading</p>
+<h2>Blocks</h2><ul id="blocks"></ul>
+<h2>Posts</h2><ul id="posts"></ul>
+<h2>Categories</h2><ul id="categories"></ul>
+<script type="module">
+const { base, key } = ${config};
+async function load(path) {
+  const res = await fetch(base + path, { headers: { "x-api-key": key } });
+  if (!res.ok) throw new Error("HTTP " + res.status);
+  return res.json();
+}
+function fill(id, items, text) {
+  const list = document.getElementById(id);
+  for (const item of items) {
+    const li = document.createElement("li");
+    li.textContent = text(item);
+    list.append(li);
+  }
+}
+try {
+  const [blocks, contents, categories] = await Promise.all([load("/blocks?pages=home"), load("/contents"), load("/categories")]);
+  fill("blocks", blocks.items, (b) => b.name);
+  fill("posts", contents.items, (p) => p.title);
+  fill("categories", categories.items, (c) => c.value);
+  document.getElementById("status").textContent = "loaded";
+  document.body.dataset.state = "loaded";
+} catch (error) {
+  document.getElementById("status").textContent = "failed: " + error.name + ": " + error.message;
+  document.body.dataset.state = "failed";
+}
+</script>
+</body></html>`;
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** What the API serves, read from Node (no CORS there). */
+async function served<T>(orgId: string, key: string, apiPath: string): Promise<T> {
+  const res = await fetch(`${api.url}/api/organizations/${orgId}${apiPath}`, { headers: { "x-api-key": key } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as T;
+}
+
+async function open(pagePath: string): Promise<{ page: Page; state: string }> {
+  const page = await context.newPage();
+  await page.goto(`${pageOrigin}${pagePath}`);
+  await page.waitForSelector("body:not([data-state=loading])", { timeout: 10_000 });
+  return { page, state: (await page.getAttribute("body", "data-state")) ?? "" };
+}
+
+const texts = (page: Page, list: string) => page.locator(`#${list} li`).allTextContents();
+
+describe.skipIf(!HAVE_CHROMIUM && !REQUIRED)("in headless Chromium", () => {
+  beforeAll(async () => {
+    if (!HAVE_CHROMIUM) throw new Error(`${CHROMIUM} is missing; CI must install it (see .ci/run)`);
+    dir = await mkdtemp(path.join(os.tmpdir(), "cdsnap-e2e-"));
+    db = path.join(dir, "db.sqlite");
+    const handle = openDatabase(db, { create: true });
+    try {
+      migrate(handle);
+      seedDemo(handle);
+    } finally {
+      handle.close();
+    }
+    const out = path.join(dir, "site");
+    await build({ db, content: CONTENT, out });
+    api = await startServer({ db, out, port: 0, authRefreshMs: 20, log: (line) => log.push(line as LogLine) });
+
+    pages = createServer((req, res) => {
+      const route = new URL(req.url ?? "/", "http://page.invalid").pathname;
+      const html =
+        route === "/" ? pageHtml(api.url, "demo", DEMO_READ_KEY) : route === "/harbor" ? pageHtml(api.url, "harbor", HARBOR_READ_KEY) : null;
+      res.writeHead(html ? 200 : 404, { "content-type": "text/html; charset=utf-8" });
+      res.end(html ?? "not found");
+    });
+    pageOrigin = await listen(pages);
+
+    context = await chromium.launchPersistentContext(path.join(dir, "profile"), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await new Promise<void>((resolve) => (pages ? pages.close(() => resolve()) : resolve()));
+    await api?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  test("a page on another origin loads blocks, posts and categories with its key, after a preflight each", async () => {
+    expect(new URL(pageOrigin).origin).not.toBe(new URL(api.url).origin);
+    const { page, state } = await open("/");
+    expect(await page.textContent("#status")).toBe("loaded");
+    expect(state).toBe("loaded");
+
+    const blocks = await served<{ items: { name: string }[] }>("demo", DEMO_READ_KEY, "/blocks?pages=home");
+    const contents = await served<{ items: { title: string }[] }>("demo", DEMO_READ_KEY, "/contents");
+    const categories = await served<{ items: { value: string }[] }>("demo", DEMO_READ_KEY, "/categories");
+    expect(blocks.items.length).toBeGreaterThan(0);
+    expect(contents.items.length).toBeGreaterThan(0);
+    expect(await texts(page, "blocks")).toEqual(blocks.items.map((b) => b.name));
+    expect(await texts(page, "posts")).toEqual(contents.items.map((p) => p.title));
+    expect(await texts(page, "categories")).toEqual(categories.items.map((c) => c.value));
+
+    // x-api-key is not a CORS-safelisted header: the browser asked first, for every path.
+    for (const apiPath of ["blocks", "contents", "categories"]) {
+      const full = `/api/organizations/demo/${apiPath}`;
+      expect(log.filter((l) => l.method === "OPTIONS" && l.path === full).map((l) => l.status)).toEqual([204]);
+      expect(log.some((l) => l.method === "GET" && l.path === full && l.status === 200)).toBe(true);
+    }
+    await page.close();
+  });
+
+  test("an organization restricted to other origins: the browser refuses the answer, then accepts it once the origin is listed", async () => {
+    const before = log.length;
+    const refused = await open("/harbor");
+    expect(refused.state).toBe("failed");
+    // fetch rejects with a TypeError when CORS refuses; the page shows it.
+    expect(await refused.page.textContent("#status")).toMatch(/^failed: TypeError: /);
+    expect(await texts(refused.page, "blocks")).toEqual([]);
+    const harborLog = log.slice(before).filter((l) => l.path?.startsWith("/api/organizations/harbor/"));
+    // The preflight got no CORS headers, so the browser never sent the GET itself.
+    expect(harborLog.some((l) => l.method === "OPTIONS")).toBe(true);
+    expect(harborLog.filter((l) => l.method === "GET")).toEqual([]);
+    await refused.page.close();
+
+    // The same page, key and server: only allowed_origins changes.
+    const handle = openDatabase(db);
+    try {
+      handle
+        .prepare("UPDATE organizations SET allowed_origins = ? WHERE id = 'harbor'")
+        .run(JSON.stringify(["https://harbor.example", pageOrigin]));
+    } finally {
+      handle.close();
+    }
+    await new Promise((r) => setTimeout(r, 100)); // the server's origin list refreshes every 20 ms here
+    const accepted = await open("/harbor");
+    expect(accepted.state).toBe("loaded");
+    const blocks = await served<{ items: { name: string }[] }>("harbor", HARBOR_READ_KEY, "/blocks?pages=home");
+    expect(await texts(accepted.page, "blocks")).toEqual(blocks.items.map((b) => b.name));
+    expect(blocks.items.map((b) => b.name)).toEqual(["Harbor hero"]);
+    await accepted.page.close();
+  });
+});
