@@ -30,6 +30,8 @@ export interface BuildOptions {
   now?: Date;
   /** Called as post files are rendered or linked (for a progress bar). */
   onProgress?: (done: number, total: number) => void;
+  /** Post bodies kept in memory between validation and rendering (UTF-16 units); the rest are read twice. */
+  bodyBudget?: number;
 }
 
 function byWhere(a: Problem, b: Problem): number {
@@ -66,7 +68,10 @@ export async function build(options: BuildOptions): Promise<BuildReport> {
     problems.push({ where: `--org ${id}`, message: "no organization has this id" });
   }
 
-  const posts = await readPosts(options.content, orgIds, { previous: await previousRecords(store) });
+  const posts = await readPosts(options.content, orgIds, {
+    previous: await previousRecords(store),
+    bodyBudget: options.bodyBudget,
+  });
   phases.end("posts");
   problems.push(...posts.problems);
   for (const folder of posts.byOrg.keys()) {

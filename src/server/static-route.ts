@@ -17,6 +17,7 @@ import { canonicalJson } from "../render/canonical-json.js";
 import { liveGenerationSync, pagesFileOf, type Generation, type TreeStore } from "../emit/tree-store.js";
 import { etagOf, type CachedFile, type FileCache } from "./file-cache.js";
 import { httpError } from "./http-errors.js";
+import { cacheTagsOf } from "./cache-tags.js";
 import { filterBlocks, requestedPages } from "./pages-filter.js";
 import type { Exchange } from "./respond.js";
 
@@ -59,6 +60,19 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
     return pages;
   }
 
+  // Tags depend only on the route and the bytes: parse each distinct file once.
+  const tagsByEtag = new Map<string, string>();
+  function tagsOf(route: Route, file: CachedFile): string {
+    const key = `${route.kind}\u0000${route.orgId}\u0000${file.etag}`;
+    let tags = tagsByEtag.get(key);
+    if (tags === undefined) {
+      if (tagsByEtag.size > 50_000) tagsByEtag.clear();
+      tags = cacheTagsOf(route, JSON.parse(file.bytes.toString("utf8")));
+      tagsByEtag.set(key, tags);
+    }
+    return tags;
+  }
+
   async function filtered(gen: Generation, orgId: string, file: CachedFile, pages: Set<string>): Promise<CachedFile> {
     const membershipOfOrg = await pagesOf(gen, orgId);
     let list = parsedLists.get(file.etag);
@@ -80,7 +94,12 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
       const pages = route.kind === "blocks" ? requestedPages(search) : null;
       if (pages) file = await filtered(gen, route.orgId, file, pages);
 
-      const headers = { ...ex.baseHeaders, ETag: file.etag, "Cache-Control": CACHE_CONTROL };
+      const headers = {
+        ...ex.baseHeaders,
+        ETag: file.etag,
+        "Cache-Control": CACHE_CONTROL,
+        "Cache-Tag": tagsOf(route, file),
+      };
       if (matchesIfNoneMatch(ex.req.headers["if-none-match"], file.etag)) {
         ex.res.writeHead(304, headers);
         ex.res.end();

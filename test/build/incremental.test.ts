@@ -1,0 +1,187 @@
+import { readFile, rm, utimes } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { pathOf } from "../../src/api-paths.js";
+import { readPages } from "../../src/emit/emit-tree.js";
+import {
+  buildArgs,
+  buildFixture,
+  hashTree,
+  identitiesOf,
+  insertBlock,
+  insertCategory,
+  insertOrg,
+  liveGenerationOf,
+  makeFixture,
+  postMeta,
+  removeDir,
+  runCli,
+  withDb,
+  writePost,
+  type Fixture,
+} from "../helpers/fixture.js";
+
+const ORG = "acme";
+
+function prng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function seedOrg(fx: Fixture, posts: number): Promise<void> {
+  withDb(fx.db, (db) => {
+    insertOrg(db, { id: ORG, name: "Acme", slug: "acme" });
+    insertCategory(db, ORG, { id: "c1", slug: "news", value: "News", position: 0 });
+    insertCategory(db, ORG, { id: "c2", slug: "guides", value: "Guides", position: 1 });
+    insertBlock(db, ORG, {
+      id: "hero",
+      slug: "hero",
+      name: "Hero",
+      status: "published",
+      position: 0,
+      fields: [{ key: "title", type: "text", value: "Hello" }],
+      pages: ["home"],
+    });
+  });
+  for (let i = 0; i < posts; i++) {
+    await writePost(
+      fx.content,
+      `${ORG}/p${i}.md`,
+      postMeta(`p${i}`, { category: i % 3 === 0 ? undefined : i % 3 === 1 ? "news" : "guides", publishedAt: `2026-01-${String((i % 28) + 1).padStart(2, "0")}` }),
+      `Body of post ${i} with a citation [1].\n`,
+    );
+  }
+}
+
+describe("incremental builds", () => {
+  let fx: Fixture;
+  beforeEach(async () => {
+    fx = await makeFixture();
+    await seedOrg(fx, 30);
+  });
+  afterEach(async () => removeDir(fx.dir));
+
+  it("after any sequence of edits, an incremental build is byte-identical to a clean build", async () => {
+    const random = prng(20261123);
+    let next = 30;
+    // Where each live post's file is now (posts move between files too).
+    const fileOf = new Map(Array.from({ length: 30 }, (_, i) => [i, `${ORG}/p${i}.md`]));
+    const pick = () => [...fileOf.keys()][Math.floor(random() * fileOf.size)]!;
+    await buildFixture(fx);
+    const edits: ((() => Promise<void>) | (() => void))[] = [
+      async () => {
+        const i = pick();
+        await writePost(fx.content, fileOf.get(i)!, postMeta(`p${i}`, { title: `Edited ${random()}` }), `New body ${random()}\n`);
+      },
+      async () => {
+        const i = pick();
+        await writePost(fx.content, fileOf.get(i)!, postMeta(`p${i}`, { status: random() < 0.5 ? "draft" : "published" }));
+      },
+      async () => {
+        const i = next++;
+        fileOf.set(i, `${ORG}/new/p${i}.md`);
+        await writePost(fx.content, fileOf.get(i)!, postMeta(`p${i}`, { category: "guides" }));
+      },
+      async () => {
+        if (fileOf.size < 5) return;
+        const i = pick();
+        await rm(path.join(fx.content, fileOf.get(i)!));
+        fileOf.delete(i);
+      },
+      async () => {
+        const i = pick();
+        const moved = `${ORG}/moved/${step}-p${i}.md`;
+        await writePost(fx.content, moved, await readFile(path.join(fx.content, fileOf.get(i)!)));
+        await rm(path.join(fx.content, fileOf.get(i)!));
+        fileOf.set(i, moved);
+      },
+      () =>
+        withDb(fx.db, (db) => db.prepare("UPDATE categories SET value = ? WHERE org_id = ? AND id = 'c1'").run(`News ${random()}`, ORG)),
+      () =>
+        withDb(fx.db, (db) =>
+          db.prepare("UPDATE block_fields SET value = ? WHERE org_id = ? AND block_id = 'hero'").run(JSON.stringify(`Hi ${random()}`), ORG),
+        ),
+      async () => {
+        const when = new Date(Date.now() - Math.floor(random() * 1e6));
+        await utimes(path.join(fx.content, fileOf.get(pick())!), when, when);
+      },
+      async () => {
+        const i = pick();
+        await writePost(fx.content, fileOf.get(i)!, postMeta(`p${i}`, { publishedAt: "2099-01-01" }));
+      },
+    ];
+    let step = 0;
+    for (; step < 14; step++) {
+      await edits[Math.floor(random() * edits.length)]!();
+      await buildFixture(fx, { bodyBudget: step % 2 === 0 ? 0 : undefined });
+      const clean = path.join(fx.dir, `clean-${step}`);
+      await buildFixture(fx, { out: clean });
+      expect(await hashTree(fx.out), `step ${step}`).toBe(await hashTree(clean));
+      expect(await readPages(await liveGenerationOf(fx.out), ORG)).toEqual(await readPages(await liveGenerationOf(clean), ORG));
+    }
+  });
+
+  it("an edit reads and renders only the edited post and lists exactly the paths it changed", async () => {
+    await buildFixture(fx);
+    await writePost(fx.content, `${ORG}/p4.md`, postMeta("p4", { category: "news", publishedAt: "2026-01-05" }), "Rewritten.\n");
+    const report = await buildFixture(fx);
+    expect(report).toMatchObject({ postsParsed: 1, postsReused: 29, postsRendered: 1, changed: true });
+    expect(report.changedPaths).toEqual({
+      added: [],
+      changed: [
+        pathOf({ kind: "contents", orgId: ORG }),
+        pathOf({ kind: "content", orgId: ORG, id: "p4" }),
+        pathOf({ kind: "contentBySlug", orgId: ORG, slug: "p4" }),
+      ].sort(),
+      removed: [],
+    });
+  });
+
+  it("a touched file whose bytes are the same leaves the live generation as it was", async () => {
+    await buildFixture(fx);
+    const gen = (await liveGenerationOf(fx.out)).id;
+    const before = await identitiesOf(fx.out);
+    const file = path.join(fx.content, ORG, "p7.md");
+    await utimes(file, new Date(), new Date(Date.now() + 5000));
+    const report = await buildFixture(fx);
+    expect(report).toMatchObject({ changed: false, postsParsed: 1, postsRendered: 1 });
+    expect((await liveGenerationOf(fx.out)).id).toBe(gen);
+    expect(await identitiesOf(fx.out)).toEqual(before);
+  });
+
+  it("renaming a category re-renders exactly the posts in it", async () => {
+    await buildFixture(fx);
+    withDb(fx.db, (db) => db.prepare("UPDATE categories SET value = 'Howtos' WHERE org_id = ? AND id = 'c2'").run(ORG));
+    const report = await buildFixture(fx);
+    const inGuides = Array.from({ length: 30 }, (_, i) => i).filter((i) => i % 3 === 2).length;
+    expect(report.postsParsed).toBe(0);
+    expect(report.postsRendered).toBe(inGuides);
+    const detail = JSON.parse(await readFile(path.join(fx.out, `api/organizations/${ORG}/contents/p2.json`), "utf8"));
+    expect(detail.categoryName).toBe("Howtos");
+  });
+
+  it("--changed-paths writes the added, changed and removed API paths as JSON", async () => {
+    await buildFixture(fx);
+    await rm(path.join(fx.content, ORG, "p5.md"));
+    await writePost(fx.content, `${ORG}/p99.md`, postMeta("p99"));
+    const list = path.join(fx.dir, "changed.json");
+    const result = await runCli([...buildArgs(fx, "--changed-paths", list)]);
+    expect(result.code, result.stderr).toBe(0);
+    const changed = JSON.parse(await readFile(list, "utf8"));
+    expect(changed.added).toEqual(
+      expect.arrayContaining([pathOf({ kind: "content", orgId: ORG, id: "p99" }), pathOf({ kind: "references", orgId: ORG, id: "p99" })]),
+    );
+    expect(changed.removed).toEqual(
+      [
+        pathOf({ kind: "content", orgId: ORG, id: "p5" }),
+        pathOf({ kind: "contentBySlug", orgId: ORG, slug: "p5" }),
+        pathOf({ kind: "references", orgId: ORG, id: "p5" }),
+      ].sort(),
+    );
+    expect(changed.changed).toEqual([pathOf({ kind: "contents", orgId: ORG })]);
+  });
+});
