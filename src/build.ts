@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { readSecrets } from "./audit/read-secrets.js";
-import { auditBeforeSwap } from "./audit/run-audit.js";
+import { createBuildAudit } from "./audit/run-audit.js";
 import { assertMigrated, openDatabase } from "./db/open.js";
 import { readSnapshot } from "./db/read-snapshot.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
@@ -85,6 +85,7 @@ export async function build(options: BuildOptions): Promise<BuildReport> {
   const plans: OrgPlan[] = snapshot.orgs.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], now));
   phases.end("plan");
 
+  const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now);
   const release = await acquireBuildLock(store);
   let emitted;
   try {
@@ -94,10 +95,11 @@ export async function build(options: BuildOptions): Promise<BuildReport> {
       codeVersion: CODE_VERSION,
       loadBody: (post) => loadBody(options.content, post),
       onProgress: options.onProgress,
+      onWrite: audit.onWrite,
       // A tree that fails the audit is never swapped in: the build fails, the previous tree stays.
-      beforeSwap: async (gen) => {
+      beforeSwap: async (gen, context) => {
         phases.end("render and write");
-        await auditBeforeSwap(snapshot, posts.byOrg, secrets, now)(gen);
+        await audit.check(gen, context);
         phases.end("audit");
       },
     });

@@ -132,18 +132,33 @@ function factsOf(rel: string, route: Route, json: unknown): FileFacts {
   return facts;
 }
 
-interface Inspected {
+export interface Inspected {
   problems: Problem[];
   facts?: FileFacts;
 }
 
-async function inspectFile(
-  tree: string,
+export interface AuditTreeOptions {
+  /** Files whose bytes were already inspected (written by this build). */
+  inspected?: ReadonlyMap<string, Inspected>;
+  /**
+   * Facts of files a previous audit passed, with the hash of their bytes, and
+   * the hash of each file now: a file whose bytes did not change (and no
+   * secret changed: the caller decides) is not read again.
+   */
+  previous?: ReadonlyMap<string, { sha256: string; facts: FileFacts }>;
+  sha256Of?: (rel: string) => string | undefined;
+}
+
+/**
+ * The per-file checks on bytes already in hand: the build calls this as it
+ * writes each file, so a full build is audited without reading its tree back.
+ */
+export function inspectBytes(
   rel: string,
+  bytes: Buffer,
   orgIds: ReadonlySet<string>,
   needles: readonly SecretNeedle[],
-): Promise<Inspected> {
-  const bytes = await readFile(path.join(tree, rel));
+): Inspected {
   const problems = scanForSecrets(rel, bytes, needles);
   const fail = (message: string): Inspected => ({ problems: [...problems, { where: rel, message }] });
 
@@ -186,7 +201,8 @@ export async function auditTree(
   tree: string,
   expectations: AuditExpectations,
   secrets: readonly StoredSecret[],
-): Promise<AuditResult> {
+  options: AuditTreeOptions = {},
+): Promise<AuditResult & { facts: FileFacts[] }> {
   const { needles, warnings } = needlesOf(secrets);
   const postSourcesChecked = expectations.orgs.every((o) => o.posts !== null);
   if (!postSourcesChecked) {
@@ -203,7 +219,13 @@ export async function auditTree(
   for (const rel of others) {
     problems.push({ where: rel, message: "is not a regular file (a tree holds only regular files and folders); remove it" });
   }
-  const inspected = await mapLimit(files, FILE_CONCURRENCY, (rel) => inspectFile(tree, rel, expectations.orgIds, needles));
+  const inspected = await mapLimit(files, FILE_CONCURRENCY, async (rel): Promise<Inspected> => {
+    const known = options.inspected?.get(rel);
+    if (known) return known;
+    const previous = options.previous?.get(rel);
+    if (previous && previous.sha256 === options.sha256Of?.(rel)) return { problems: [], facts: previous.facts };
+    return inspectBytes(rel, await readFile(path.join(tree, rel)), expectations.orgIds, needles);
+  });
   const facts: FileFacts[] = [];
   for (const i of inspected) {
     problems.push(...i.problems);
@@ -216,6 +238,7 @@ export async function auditTree(
     warnings: sortProblems(warnings),
     filesChecked: files.length,
     postSourcesChecked,
+    facts,
   };
 }
 

@@ -3,12 +3,16 @@
  * build on its next generation, before the swap (a failing audit is a failed
  * build, and the previous tree stays live).
  */
-import { lstat, realpath, stat } from "node:fs/promises";
+import { randomBytes, scrypt } from "node:crypto";
+import { lstat, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { AuditFailedError, UsageError } from "../errors.js";
 import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { expectationsOf, readAuditInputs } from "./audit-inputs.js";
-import { auditTree, sortProblems, type AuditResult } from "./audit-tree.js";
+import { auditTree, inspectBytes, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
+import type { SwapContext } from "../emit/emit-tree.js";
+import { needlesOf } from "./scan-secrets.js";
+import type { FileFacts } from "./tree-rules.js";
 import type { StoredSecret } from "./read-secrets.js";
 
 export interface AuditOptions {
@@ -40,20 +44,69 @@ export async function auditOut(options: AuditOptions): Promise<AuditResult> {
 }
 
 /**
- * The build's pre-swap check: audits the complete next generation against the
- * sources the build already read, and throws {@link AuditFailedError} with every
- * problem when it is not safe to publish. Only the rebuilt organizations are
- * held against their sources; the whole tree is checked for strays and secrets.
+ * The build's audit of its next generation, before the swap. Files the build
+ * writes are inspected as they are written (their bytes are in hand); files it
+ * hard-links from the live generation reuse the facts the previous audit
+ * recorded for the same bytes, unless a secret changed since. Then every rule
+ * across files runs on the whole tree, and the next generation records its
+ * facts for the build after it. A failure throws {@link AuditFailedError}.
  */
-export function auditBeforeSwap(
+export function createBuildAudit(
   snapshot: { orgs: readonly OrgSnapshot[]; rowIds: ReadonlySet<string> },
   postsByOrg: ReadonlyMap<string, readonly PostRecord[]>,
   secrets: readonly StoredSecret[],
   now: number,
-): (gen: { tree: string }) => Promise<void> {
+) {
   const expectations = expectationsOf(snapshot.orgs, snapshot.rowIds, postsByOrg, now);
-  return async (gen) => {
-    const result = await auditTree(gen.tree, expectations, secrets);
-    if (!result.ok) throw new AuditFailedError(result.problems);
+  const { needles } = needlesOf(secrets);
+  const inspected = new Map<string, Inspected>();
+  return {
+    onWrite(rel: string, bytes: Buffer): void {
+      inspected.set(rel, inspectBytes(rel, bytes, expectations.orgIds, needles));
+    },
+    async check(gen: { dir: string; tree: string }, context: SwapContext): Promise<void> {
+      const previous = context.live ? await readAuditRecord(context.live.dir) : null;
+      const salt = previous?.salt ?? randomBytes(16).toString("hex");
+      const secretsKey = await secretsKeyOf(secrets, salt);
+      const reuse = previous && previous.secretsKey === secretsKey ? new Map(Object.entries(previous.files)) : undefined;
+      const result = await auditTree(gen.tree, expectations, secrets, { inspected, previous: reuse, sha256Of: context.sha256Of });
+      if (!result.ok) throw new AuditFailedError(result.problems);
+      const files: AuditRecord["files"] = {};
+      for (const facts of result.facts) {
+        const sha256 = context.sha256Of(facts.rel);
+        if (sha256) files[facts.rel] = { sha256, facts };
+      }
+      await writeFile(path.join(gen.dir, AUDIT_RECORD), JSON.stringify({ version: 1, salt, secretsKey, files }));
+    },
   };
+}
+
+const AUDIT_RECORD = "audit.json";
+
+interface AuditRecord {
+  version: 1;
+  salt: string;
+  secretsKey: string;
+  files: Record<string, { sha256: string; facts: FileFacts }>;
+}
+
+async function readAuditRecord(genDir: string): Promise<AuditRecord | null> {
+  try {
+    const record = JSON.parse(await readFile(path.join(genDir, AUDIT_RECORD), "utf8")) as AuditRecord;
+    return record.version === 1 ? record : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Tells whether the secrets changed since the last audit without keeping
+ * anything a secret could be recovered from: a salted scrypt of all of them,
+ * as for a stored password (a plain hash of a weak password is guessable).
+ */
+function secretsKeyOf(secrets: readonly StoredSecret[], salt: string): Promise<string> {
+  const joined = secrets.map((s) => `${s.orgId}\u0000${s.name}\u0000${s.value}`).join("\u0001");
+  return new Promise((resolve, reject) =>
+    scrypt(joined, salt, 32, { N: 16384, r: 8, p: 1 }, (error, key) => (error ? reject(error) : resolve(key.toString("hex")))),
+  );
 }

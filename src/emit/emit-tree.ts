@@ -9,6 +9,7 @@
  * changes nothing writes nothing and keeps the live generation.
  */
 import { createHash } from "node:crypto";
+import { lstatSync, readFileSync } from "node:fs";
 import { link, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileOf, parseApiPath } from "../api-paths.js";
@@ -31,14 +32,17 @@ import {
 
 type CachedPost = Omit<PostRecord, "body"> & { key: string };
 
+/** A tree file: the SHA-256 of its bytes, and the identity (inode, mtime, size) they were hashed at. */
+type FileEntry = [sha256: string, ino: number, mtimeMs: number, size: number];
+
 interface Manifest {
-  version: 2;
-  files: Record<string, string>;
+  version: 3;
+  files: Record<string, FileEntry>;
   pages: Record<string, string>;
   posts: Record<string, Record<string, CachedPost>>;
 }
 
-const EMPTY: Manifest = { version: 2, files: {}, pages: {}, posts: {} };
+const EMPTY: Manifest = { version: 3, files: {}, pages: {}, posts: {} };
 
 export interface EmitStats {
   written: number;
@@ -71,8 +75,16 @@ export interface EmitOptions {
   codeVersion: string;
   loadBody: (post: PostRecord) => Promise<string>;
   /** Runs on the complete next generation before it goes live; a throw cancels the swap. */
-  beforeSwap?: (gen: Generation) => Promise<void>;
+  beforeSwap?: (gen: Generation, context: SwapContext) => Promise<void>;
+  /** Sees the bytes of every file this build writes (the audit inspects them without reading back). */
+  onWrite?: (rel: string, bytes: Buffer) => void;
   onProgress?: (done: number, total: number) => void;
+}
+
+export interface SwapContext {
+  live: Generation | null;
+  /** The SHA-256 of each file of the next generation. */
+  sha256Of: (rel: string) => string | undefined;
 }
 
 export function sha256(data: string | Buffer): string {
@@ -87,7 +99,7 @@ export function fileBytes(json: unknown): Buffer {
 export async function readManifest(gen: Generation): Promise<Manifest> {
   try {
     const manifest = JSON.parse(await readFile(manifestFileOf(gen), "utf8")) as Manifest;
-    return manifest.version === 2 ? manifest : EMPTY;
+    return manifest.version === 3 ? manifest : EMPTY;
   } catch {
     return EMPTY;
   }
@@ -153,6 +165,31 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
   const planned = new Set(plans.map((p) => p.orgId));
   const keeps = (orgId: string) => options.carryOver && !planned.has(orgId);
 
+  // The live tree is the truth: the manifest's hash of a file is trusted only
+  // while the file is the one it was taken from (same inode, mtime and size).
+  // The write proxy replaces organization files between builds, and anyone
+  // could replace any file; those are hashed afresh.
+  const verified = new Map<string, FileEntry | null>();
+  const liveEntry = (rel: string): FileEntry | undefined => {
+    if (!live) return undefined;
+    let entry = verified.get(rel);
+    if (entry === undefined) {
+      entry = null;
+      try {
+        const info = lstatSync(path.join(live.tree, rel));
+        const known = manifest.files[rel];
+        if (info.isFile()) {
+          const same = known && known[1] === info.ino && known[2] === info.mtimeMs && known[3] === info.size;
+          entry = [same ? known[0] : sha256(readFileSync(path.join(live.tree, rel))), info.ino, info.mtimeMs, info.size];
+        }
+      } catch {
+        entry = null;
+      }
+      verified.set(rel, entry);
+    }
+    return entry ?? undefined;
+  };
+
   const perOrg = new Map<string, EmitStats>();
   const statsOf = (orgId: string) => {
     let s = perOrg.get(orgId);
@@ -184,20 +221,16 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
       const rels = postRels(plan.orgId, post);
       for (const rel of rels) claim(rel, post.file);
       const key = sha256(`${options.codeVersion}\u0000${post.fingerprint}\u0000${categoryKeyOf(post, plan.categories)}`);
-      const reuse = live !== null && cachedPosts[post.file]?.key === key && rels.every((rel) => rel in manifest.files);
+      const reuse =
+        live !== null &&
+        cachedPosts[post.file]?.key === key &&
+        rels.every((rel) => manifest.files[rel] !== undefined && liveEntry(rel)?.[0] === manifest.files[rel]![0]);
       jobs.push({ orgId: plan.orgId, post, key, rels, reuse, plan });
     }
   }
 
-  // The write proxy replaces organization files between builds without touching
-  // the manifest, so those few files are compared with their live bytes.
-  const liveShaOf = async (output: Output): Promise<string | undefined> => {
-    if (!live) return undefined;
-    if (parseApiPath(apiPathOfFile(output.rel))?.kind !== "organization") return manifest.files[output.rel];
-    return readFile(path.join(live.tree, output.rel)).then(sha256, () => undefined);
-  };
   const unchangedOutputs = new Set<string>();
-  for (const output of outputs) if ((await liveShaOf(output)) === output.sha256) unchangedOutputs.add(output.rel);
+  for (const output of outputs) if (live && liveEntry(output.rel)?.[0] === output.sha256) unchangedOutputs.add(output.rel);
 
   const removedRels = Object.keys(manifest.files).filter((rel) => !owners.has(rel) && !keeps(orgOfFile(rel)));
   const pages = new Map(plans.map((p) => [p.orgId, canonicalJson(p.pages)]));
@@ -218,33 +251,37 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
   }
 
   const gen = generation(store, await nextGenerationId(store));
-  const next: Manifest = { version: 2, files: {}, pages: {}, posts: {} };
+  const next: Manifest = { version: 3, files: {}, pages: {}, posts: {} };
   const changes: ChangedPaths = { added: [], changed: [], removed: removedRels.map(apiPathOfFile) };
   for (const rel of removedRels) statsOf(orgOfFile(rel)).removed++;
   let postsRendered = 0;
   try {
-    const carried = Object.entries(manifest.files).filter(([rel]) => keeps(orgOfFile(rel)));
-    await makeFolders(gen, [...owners.keys(), ...carried.map(([rel]) => rel)]);
+    const carried = Object.keys(manifest.files).filter((rel) => keeps(orgOfFile(rel)));
+    await makeFolders(gen, [...owners.keys(), ...carried]);
 
-    const linkLive = async (rel: string, orgId: string, hash: string) => {
+    // A hard link keeps the inode and mtime, so the live entry stays true.
+    const linkLive = async (rel: string, orgId: string) => {
       await link(path.join(live!.tree, rel), path.join(gen.tree, rel));
       statsOf(orgId).unchanged++;
-      next.files[rel] = hash;
+      next.files[rel] = liveEntry(rel)!;
     };
     const writeNew = async (rel: string, orgId: string, bytes: Buffer, hash: string) => {
-      await writeFile(path.join(gen.tree, rel), bytes);
+      options.onWrite?.(rel, bytes);
+      const target = path.join(gen.tree, rel);
+      await writeFile(target, bytes);
+      const info = lstatSync(target);
       statsOf(orgId).written++;
       (rel in manifest.files ? changes.changed : changes.added).push(apiPathOfFile(rel));
-      next.files[rel] = hash;
+      next.files[rel] = [hash, info.ino, info.mtimeMs, info.size];
     };
 
     await mapLimit(outputs, FILE_CONCURRENCY, (o) =>
-      unchangedOutputs.has(o.rel) ? linkLive(o.rel, o.orgId, o.sha256) : writeNew(o.rel, o.orgId, o.bytes, o.sha256),
+      unchangedOutputs.has(o.rel) ? linkLive(o.rel, o.orgId) : writeNew(o.rel, o.orgId, o.bytes, o.sha256),
     );
     let done = 0;
     await mapLimit(jobs, FILE_CONCURRENCY, async (job) => {
       if (job.reuse) {
-        for (const rel of job.rels) await linkLive(rel, job.orgId, manifest.files[rel]!);
+        for (const rel of job.rels) await linkLive(rel, job.orgId);
       } else {
         const body = await options.loadBody(job.post);
         const files = renderPostFiles(job.orgId, job.post, body, job.plan.categories);
@@ -253,15 +290,17 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
           const rel = job.rels[i]!;
           const bytes = fileBytes(file.json);
           const hash = sha256(bytes);
-          await (live && manifest.files[rel] === hash ? linkLive(rel, job.orgId, hash) : writeNew(rel, job.orgId, bytes, hash));
+          await (liveEntry(rel)?.[0] === hash ? linkLive(rel, job.orgId) : writeNew(rel, job.orgId, bytes, hash));
         }
       }
       delete job.post.body;
       options.onProgress?.(++done, jobs.length);
     });
-    await mapLimit(carried, FILE_CONCURRENCY, async ([rel, hash]) => {
+    await mapLimit(carried, FILE_CONCURRENCY, async (rel) => {
+      const entry = liveEntry(rel);
+      if (!entry) return;
       await link(path.join(live!.tree, rel), path.join(gen.tree, rel));
-      next.files[rel] = hash;
+      next.files[rel] = entry;
     });
 
     for (const [orgId, json] of pages) {
@@ -289,7 +328,7 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
       return { generation: live.id, swapped: false, perOrg, changes: { added: [], changed: [], removed: [] }, postsRendered };
     }
     await writeFile(manifestFileOf(gen), JSON.stringify(next));
-    await options.beforeSwap?.(gen);
+    await options.beforeSwap?.(gen, { live, sha256Of: (rel) => next.files[rel]?.[0] });
     await swapTo(store, gen);
   } catch (error) {
     await rm(gen.dir, { recursive: true, force: true });

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterEach, beforeAll, beforeEach, expect, test } from "vitest";
 import { fileOf, pathOf } from "../../src/api-paths.js";
 import { readSecrets } from "../../src/audit/read-secrets.js";
-import { auditBeforeSwap } from "../../src/audit/run-audit.js";
+import { createBuildAudit } from "../../src/audit/run-audit.js";
 import { DEMO_SECRET_VALUES } from "../../src/db/demo-seed.js";
 import { openDatabase } from "../../src/db/open.js";
 import { readSnapshot } from "../../src/db/read-snapshot.js";
@@ -125,7 +125,7 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
     records: posts.byOrg,
     codeVersion: "test",
     loadBody: (post) => loadBody(site.content, post),
-    beforeSwap: auditBeforeSwap(snapshot, posts.byOrg, secrets, now),
+    beforeSwap: (gen, context) => createBuildAudit(snapshot, posts.byOrg, secrets, now).check(gen, context),
   });
   const error = (await emitting.catch((e: unknown) => e)) as AuditFailedError;
   expect(error).toBeInstanceOf(AuditFailedError);
