@@ -12,8 +12,8 @@ import { createBuildAudit } from "./audit/run-audit.js";
 import { assertMigrated, openDatabase } from "./db/open.js";
 import { readSnapshot } from "./db/read-snapshot.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
-import { emitTree, previousRecords } from "./emit/emit-tree.js";
-import { acquireBuildLock, assertReplaceable, treeStoreOf } from "./emit/tree-store.js";
+import { emitTree, loadPrevious, previousRecords } from "./emit/emit-tree.js";
+import { acquireBuildLock, assertReplaceable, treeStoreOf, type TreeStore } from "./emit/tree-store.js";
 import { InvalidSourcesError, type Problem } from "./errors.js";
 import { planOrg, type OrgPlan } from "./render/render-org.js";
 import type { BuildReport, OrgReport } from "./report.js";
@@ -46,10 +46,21 @@ const CODE_VERSION = createHash("sha256")
 
 /** Builds the tree; throws InvalidSourcesError (with every problem) on bad data. */
 export async function build(options: BuildOptions): Promise<BuildReport> {
-  const phases = createPhaseTimer();
-  const now = (options.now ?? new Date()).getTime();
   const store = treeStoreOf(options.out);
   await assertReplaceable(store);
+  // Held from before the live generation is read until the swap: what this
+  // build compares against is what it replaces.
+  const release = await acquireBuildLock(store);
+  try {
+    return await buildLocked(options, store);
+  } finally {
+    await release();
+  }
+}
+
+async function buildLocked(options: BuildOptions, store: TreeStore): Promise<BuildReport> {
+  const phases = createPhaseTimer();
+  const now = (options.now ?? new Date()).getTime();
   const orgIds = options.orgs && options.orgs.length > 0 ? [...new Set(options.orgs)].sort() : undefined;
 
   const db = openDatabase(options.db, { readonly: true });
@@ -68,8 +79,9 @@ export async function build(options: BuildOptions): Promise<BuildReport> {
     problems.push({ where: `--org ${id}`, message: "no organization has this id" });
   }
 
+  const previous = await loadPrevious(store);
   const posts = await readPosts(options.content, orgIds, {
-    previous: await previousRecords(store),
+    previous: previousRecords(previous),
     bodyBudget: options.bodyBudget,
   });
   phases.end("posts");
@@ -86,26 +98,21 @@ export async function build(options: BuildOptions): Promise<BuildReport> {
   phases.end("plan");
 
   const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now);
-  const release = await acquireBuildLock(store);
-  let emitted;
-  try {
-    emitted = await emitTree(store, plans, {
-      carryOver: orgIds !== undefined,
-      records: posts.byOrg,
-      codeVersion: CODE_VERSION,
-      loadBody: (post) => loadBody(options.content, post),
-      onProgress: options.onProgress,
-      onWrite: audit.onWrite,
-      // A tree that fails the audit is never swapped in: the build fails, the previous tree stays.
-      beforeSwap: async (gen, context) => {
-        phases.end("render and write");
-        await audit.check(gen, context);
-        phases.end("audit");
-      },
-    });
-  } finally {
-    await release();
-  }
+  const emitted = await emitTree(store, plans, {
+    carryOver: orgIds !== undefined,
+    previous,
+    records: posts.byOrg,
+    codeVersion: CODE_VERSION,
+    loadBody: (post) => loadBody(options.content, post),
+    onProgress: options.onProgress,
+    onWrite: audit.onWrite,
+    // A tree that fails the audit is never swapped in: the build fails, the previous tree stays.
+    beforeSwap: async (gen, context) => {
+      phases.end("render and write");
+      await audit.check(gen, context);
+      phases.end("audit");
+    },
+  });
   if (!emitted.swapped) phases.end("render and write");
   const reconciled = await reconcileOrganizationFiles(options.db, store, plans.map((p) => p.orgId));
   for (const apiPath of reconciled) if (!emitted.changes.changed.includes(apiPath)) emitted.changes.changed.push(apiPath);

@@ -69,6 +69,8 @@ export interface EmitResult {
 export interface EmitOptions {
   /** Keep organizations not planned exactly as they are (`--org` rebuilds). */
   carryOver: boolean;
+  /** The live generation as the build found it (read once, by the caller); loaded when absent. */
+  previous?: Previous;
   /** Every post record of each planned organization (all states), kept for the next build. */
   records: ReadonlyMap<string, readonly PostRecord[]>;
   /** Identifies the rendering code: a new version re-renders every post. */
@@ -105,12 +107,21 @@ export async function readManifest(gen: Generation): Promise<Manifest> {
   }
 }
 
-/** The records the live generation was built from, by file, for readPosts to reuse. */
-export async function previousRecords(store: TreeStore): Promise<Map<string, PostRecord>> {
+/** The live generation and its manifest: what a build starts from. */
+export interface Previous {
+  live: Generation | null;
+  manifest: Manifest;
+}
+
+export async function loadPrevious(store: TreeStore): Promise<Previous> {
   const live = await liveGeneration(store);
+  return { live, manifest: live ? await readManifest(live) : EMPTY };
+}
+
+/** The records the live generation was built from, by file, for readPosts to reuse. */
+export function previousRecords(previous: Previous): Map<string, PostRecord> {
   const records = new Map<string, PostRecord>();
-  if (!live) return records;
-  for (const byFile of Object.values((await readManifest(live)).posts)) {
+  for (const byFile of Object.values(previous.manifest.posts)) {
     for (const [file, { key: _key, ...record }] of Object.entries(byFile)) records.set(file, record);
   }
   return records;
@@ -160,8 +171,7 @@ function postRels(orgId: string, post: PostRecord): string[] {
  * membership and records exactly; without it, organizations not planned disappear.
  */
 export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], options: EmitOptions): Promise<EmitResult> {
-  const live = await liveGeneration(store);
-  const manifest = live ? await readManifest(live) : EMPTY;
+  const { live, manifest } = options.previous ?? (await loadPrevious(store));
   const planned = new Set(plans.map((p) => p.orgId));
   const keeps = (orgId: string) => options.carryOver && !planned.has(orgId);
 

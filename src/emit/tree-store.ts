@@ -166,6 +166,8 @@ export async function acquireBuildLock(store: TreeStore): Promise<() => Promise<
       await writeFile(lockFile, owner, { flag: "wx" });
       return async () => {
         await rm(lockFile, { force: true });
+        // A first build that failed leaves nothing behind, not even this folder.
+        await rmdir(store.stateDir).catch(() => undefined);
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
