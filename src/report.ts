@@ -36,7 +36,14 @@ export interface BuildReport {
   orgs: OrgReport[];
 }
 
-export function formatReport(report: BuildReport): string {
+interface Style {
+  ok(text: string): string;
+  dim(text: string): string;
+}
+
+const plain: Style = { ok: (t) => t, dim: (t) => t };
+
+export function formatReport(report: BuildReport, style: Style = plain): string {
   const lines = report.orgs.map((o) =>
     [
       `${o.orgId}:`,
@@ -54,5 +61,5 @@ export function formatReport(report: BuildReport): string {
     .join(", ");
   const posts = `posts: ${report.postsParsed} parsed, ${report.postsReused} unchanged and not read, ${report.postsRendered} rendered`;
   const next = report.nextPublishAt ? `next scheduled publish: ${report.nextPublishAt} (build again then)` : "";
-  return [...lines, summary, `${posts}; ${phases}`, next].filter(Boolean).join("\n");
+  return [...lines, style.ok(summary), style.dim(`${posts}; ${phases}`), next].filter(Boolean).join("\n");
 }

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { build } from "../build.js";
 import { formatReport } from "../report.js";
 import { absolute, collect, contentOption, dbOption, outOption } from "./options.js";
+import { createProgress, styleFor } from "./progress.js";
 
 interface BuildFlags {
   db: string;
@@ -11,6 +12,7 @@ interface BuildFlags {
   org?: string[];
   json?: boolean;
   changedPaths?: string;
+  quiet?: boolean;
 }
 
 export function registerBuild(program: Command): void {
@@ -23,11 +25,20 @@ export function registerBuild(program: Command): void {
     .option("--org <id>", "rebuild only this organization (repeatable); the others keep their files", collect)
     .option("--json", "print the report as one JSON object (for CI)")
     .option("--changed-paths <file>", "write the API paths this build added, changed and removed (JSON), for CDN purges")
+    .option("--quiet", "print nothing but errors (and the --json report)")
     .action(async (flags: BuildFlags) => {
+      const progress = createProgress(process.stderr, flags.quiet === true || flags.json === true);
       const report = await build(
-        Object.freeze({ db: absolute(flags.db), content: absolute(flags.content), out: absolute(flags.out), orgs: flags.org }),
-      );
+        Object.freeze({
+          db: absolute(flags.db),
+          content: absolute(flags.content),
+          out: absolute(flags.out),
+          orgs: flags.org,
+          onProgress: progress.update,
+        }),
+      ).finally(progress.finish);
       if (flags.changedPaths) await writeFile(absolute(flags.changedPaths), `${JSON.stringify(report.changedPaths, null, 2)}\n`);
-      process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : `${formatReport(report)}\n`);
+      if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+      else if (!flags.quiet) process.stdout.write(`${formatReport(report, styleFor(process.stdout))}\n`);
     });
 }

@@ -8,6 +8,7 @@ import { Command, CommanderError } from "commander";
 import { AuditFailedError, CdsnapError, InvalidSourcesError, UsageError, formatProblems } from "../errors.js";
 import { registerAudit } from "./audit-command.js";
 import { registerBuild } from "./build-command.js";
+import { styleFor } from "./progress.js";
 import { registerCheck } from "./check-command.js";
 import { registerDb } from "./db-command.js";
 import { registerDemo } from "./demo-command.js";
@@ -19,7 +20,7 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, internal: 70 } as const;
 
 function fail(error: unknown, debug: boolean): number {
   if (error instanceof InvalidSourcesError || error instanceof AuditFailedError) {
-    process.stderr.write(`${formatProblems(error.problems)}\n\nbuild failed: ${error.message}\n`);
+    process.stderr.write(`${formatProblems(error.problems)}\n\n${styleFor(process.stderr).bad(`build failed: ${error.message}`)}\n`);
     return EXIT.failed;
   }
   if (error instanceof UsageError) {
