@@ -296,10 +296,16 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
         const body = await options.loadBody(job.post);
         const files = renderPostFiles(job.orgId, job.post, body, job.plan.categories);
         postsRendered++;
+        // By id and by slug are the same object: serialize and hash it once.
+        const serialized = new Map<unknown, { bytes: Buffer; hash: string }>();
         for (const [i, file] of files.entries()) {
           const rel = job.rels[i]!;
-          const bytes = fileBytes(file.json);
-          const hash = sha256(bytes);
+          let done = serialized.get(file.json);
+          if (!done) {
+            const bytes = fileBytes(file.json);
+            serialized.set(file.json, (done = { bytes, hash: sha256(bytes) }));
+          }
+          const { bytes, hash } = done;
           await (liveEntry(rel)?.[0] === hash ? linkLive(rel, job.orgId) : writeNew(rel, job.orgId, bytes, hash));
         }
       }

@@ -1,7 +1,6 @@
 import {
   contentDetailSchema,
   contentListSchema,
-  contentSummarySchema,
   referenceListSchema,
   type ContentDetail,
   type ContentSummary,
@@ -57,9 +56,12 @@ function summaryFields(post: PostRecord, categories: ReadonlyMap<string, Categor
   };
 }
 
-/** The list item of a post: everything but the body, so it needs no body in memory. */
+/**
+ * The list item of a post: everything but the body, so it needs no body in
+ * memory. Checked strictly as part of the list (renderContentList), once.
+ */
 export function renderSummary(post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>): ContentSummary {
-  return contentSummarySchema.parse(summaryFields(post, categories));
+  return summaryFields(post, categories);
 }
 
 export function renderDetail(
