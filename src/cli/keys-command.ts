@@ -28,7 +28,8 @@ export function registerKeys(program: Command): void {
         createKey(db, { orgId: flags.org, scopes: parseScopes(flags.scopes), label: flags.label }),
       );
       if (flags.json) {
-        process.stdout.write(`${JSON.stringify({ key: created.rawKey, ...created.record })}\n`);
+        const { keySha256: _hash, ...record } = created.record;
+        process.stdout.write(`${JSON.stringify({ key: created.rawKey, ...record })}\n`);
         return;
       }
       process.stdout.write(
