@@ -12,6 +12,7 @@ import { expectationsOf, readAuditInputs } from "./audit-inputs.js";
 import { auditTree, inspectBytes, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
 import type { SwapContext } from "../emit/emit-tree.js";
 import { needlesOf } from "./scan-secrets.js";
+import { routeOfFile, type RouteKind } from "../api-paths.js";
 import type { FileFacts } from "./tree-rules.js";
 import type { StoredSecret } from "./read-secrets.js";
 
@@ -60,9 +61,20 @@ export function createBuildAudit(
   const expectations = expectationsOf(snapshot.orgs, snapshot.rowIds, postsByOrg, now);
   const { needles } = needlesOf(secrets);
   const inspected = new Map<string, Inspected>();
+  const byBytes = new WeakMap<Buffer, Inspected>();
   return {
     onWrite(rel: string, bytes: Buffer): void {
-      inspected.set(rel, inspectBytes(rel, bytes, expectations.orgIds, needles));
+      // A post's (or block's) file by id and by slug are the same bytes, handed
+      // over as the same buffer: the second path reuses the first's inspection.
+      const twin = byBytes.get(bytes);
+      const route = routeOfFile(rel);
+      if (twin?.facts && twin.problems.length === 0 && route && shapeOf(route.kind) === shapeOf(twin.facts.route.kind)) {
+        inspected.set(rel, { problems: [], facts: { ...twin.facts, rel, route } });
+        return;
+      }
+      const result = inspectBytes(rel, bytes, expectations.orgIds, needles);
+      byBytes.set(bytes, result);
+      inspected.set(rel, result);
     },
     async check(gen: { dir: string; tree: string }, context: SwapContext): Promise<void> {
       const previous = context.live ? await readAuditRecord(context.live.dir) : null;
@@ -82,6 +94,8 @@ export function createBuildAudit(
 }
 
 const AUDIT_RECORD = "audit.json";
+
+const shapeOf = (kind: RouteKind) => (kind === "contentBySlug" ? "content" : kind === "blockBySlug" ? "block" : kind);
 
 interface AuditRecord {
   version: 1;
