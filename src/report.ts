@@ -1,15 +1,10 @@
 /** D12: what a build did, per organization, for people and (with --json) for CI. */
 import type { ChangedPaths } from "./emit/emit-tree.js";
+import type { OrgCounts } from "./render/render-org.js";
 
-export interface OrgReport {
+/** Per organization: what was published and skipped (OrgCounts), and what was written. */
+export interface OrgReport extends OrgCounts {
   orgId: string;
-  postsPublished: number;
-  postsDraft: number;
-  postsArchived: number;
-  postsScheduled: number;
-  blocksPublished: number;
-  blocksUnpublished: number;
-  categories: number;
   filesWritten: number;
   filesUnchanged: number;
   filesRemoved: number;

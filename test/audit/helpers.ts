@@ -6,7 +6,6 @@
  */
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -16,6 +15,9 @@ import { seedDemo } from "../../src/db/demo-seed.js";
 import { migrate } from "../../src/db/migrations.js";
 import { openDatabase, type Db } from "../../src/db/open.js";
 import type { BuildReport } from "../../src/report.js";
+import { cliPath } from "../helpers/fixture.js";
+
+export { cliPath };
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const ORGS = "api/organizations";
@@ -113,44 +115,7 @@ export async function hashTree(root: string): Promise<string> {
 
 // ------------------------------------------------------------------- the CLI
 
-let bundled: Promise<string> | undefined;
 
-/**
- * dist/cli.js exactly as scripts/bundle.mjs makes it, but written to a private
- * file named by the sources' hash: another suite runs scripts/bundle.mjs while
- * these tests run, and a CLI must never be executed half-rewritten.
- */
-export function cliPath(): Promise<string> {
-  bundled ??= (async () => {
-    const hash = createHash("sha256");
-    for (const rel of await listFiles(path.join(REPO_ROOT, "src"))) {
-      hash.update(rel).update(await readFile(path.join(REPO_ROOT, "src", rel)));
-    }
-    const dir = path.join(REPO_ROOT, "node_modules", ".cache", "cdsnap-audit-tests");
-    const target = path.join(dir, `cli-${hash.digest("hex").slice(0, 16)}.mjs`);
-    if (existsSync(target)) return target;
-    const { build: esbuild } = await import("esbuild");
-    const result = await esbuild({
-      entryPoints: [path.join(REPO_ROOT, "src/cli/main.ts")],
-      bundle: true,
-      platform: "node",
-      target: "node20",
-      format: "esm",
-      packages: "external",
-      write: false,
-      logLevel: "warning",
-      absWorkingDir: REPO_ROOT,
-    });
-    const code = result.outputFiles[0]?.contents;
-    if (!code) throw new Error("esbuild produced no CLI");
-    await mkdir(dir, { recursive: true });
-    const temp = `${target}.${randomBytes(6).toString("hex")}.tmp`;
-    await writeFile(temp, code);
-    await rename(temp, target);
-    return target;
-  })();
-  return bundled;
-}
 
 export interface CliResult {
   code: number | null;
