@@ -10,7 +10,12 @@ await build({
   ...common,
   platform: "node",
   packages: "external",
-  entryPoints: { cli: "src/cli/main.ts", index: "src/index.ts", "tools/generate-schemas": "src/contract/generate-cli.ts" },
+  entryPoints: {
+    cli: "src/cli/main.ts",
+    index: "src/index.ts",
+    "parse-worker": "src/sources/parse-worker.ts",
+    "tools/generate-schemas": "src/contract/generate-cli.ts",
+  },
   outdir: "dist",
 });
 if (existsSync("src/client/index.ts")) {

@@ -138,6 +138,7 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
     phasesMs: phases.all(),
     postsParsed: posts.parsed,
     postsReused: posts.reused,
+    parseThreads: posts.threads,
     postsRendered: emitted.postsRendered,
     nextPublishAt: next,
     changedPaths: emitted.changes,

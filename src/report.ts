@@ -22,6 +22,7 @@ export interface BuildReport {
   /** Post files read and parsed, and those whose previous record was reused unread. */
   postsParsed: number;
   postsReused: number;
+  parseThreads: number;
   /** Published posts whose files were rendered (the rest were unchanged). */
   postsRendered: number;
   /** The earliest scheduled publish instant over all organizations: when to build next. */

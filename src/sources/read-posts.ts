@@ -9,16 +9,12 @@
  * so a 100k-post organization never holds every body at once.
  */
 import fg from "fast-glob";
-import { constants, type Stats } from "node:fs";
-import { open, realpath } from "node:fs/promises";
-import path from "node:path";
-import { FILE_CONCURRENCY, mapLimit } from "../concurrency.js";
+import { realpath } from "node:fs/promises";
 import { UsageError, type Problem } from "../errors.js";
 import type { PostRecord } from "../model/snapshot.js";
-import { deriveExcerpt } from "../render/excerpt.js";
-import { parsePost, splitFrontMatter } from "./front-matter.js";
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+import { splitFrontMatter } from "./front-matter.js";
+import { fingerprintOf, readText, type Opened } from "./parse-files.js";
+import { parseInParallel } from "./parse-pool.js";
 
 /** Bodies kept in memory, in UTF-16 code units (about twice as many bytes). */
 export const DEFAULT_BODY_BUDGET = 64 * 1024 * 1024;
@@ -30,77 +26,14 @@ export interface PostsRead {
   /** Files read and parsed, and files whose previous record was reused. */
   parsed: number;
   reused: number;
+  /** Threads the parsing ran on (CDSNAP_PARSE_THREADS). */
+  threads: number;
 }
 
 export interface ReadPostsOptions {
   /** Records of the previous build by file (relative path); reused while the fingerprint matches. */
   previous?: ReadonlyMap<string, PostRecord>;
   bodyBudget?: number;
-}
-
-function isInside(root: string, target: string): boolean {
-  const rel = path.relative(root, target);
-  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
-}
-
-export function fingerprintOf(info: Pick<Stats, "size" | "mtimeMs" | "ctimeMs" | "ino">): string {
-  return `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.ino}`;
-}
-
-interface Opened {
-  text: string;
-  fingerprint: string;
-}
-
-/**
- * Opens a post without following a link in its last component unless the link
- * stays inside the content folder; links in the folders above are caught by the
- * folder check (realpath of each folder, once per folder).
- */
-async function openInside(realRoot: string, absolute: string, realDirs: Map<string, Promise<string>>, rel: string) {
-  const dir = path.dirname(absolute);
-  let realDir = realDirs.get(dir);
-  if (!realDir) realDirs.set(dir, (realDir = realpath(dir)));
-  const resolvedDir = await realDir;
-  if (resolvedDir !== realRoot && !isInside(realRoot, resolvedDir)) {
-    throw new SourceProblem({ where: rel, message: "links outside the content folder; symbolic links must stay inside it" });
-  }
-  try {
-    return await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ELOOP") throw error;
-  }
-  let real: string;
-  try {
-    real = await realpath(absolute);
-  } catch {
-    throw new SourceProblem({ where: rel, message: "is a broken symbolic link" });
-  }
-  if (!isInside(realRoot, real)) {
-    throw new SourceProblem({ where: rel, message: "links outside the content folder; symbolic links must stay inside it" });
-  }
-  return open(real, constants.O_RDONLY);
-}
-
-class SourceProblem extends Error {
-  constructor(readonly problem: Problem) {
-    super(problem.message);
-  }
-}
-
-async function readText(realRoot: string, root: string, rel: string, realDirs: Map<string, Promise<string>>): Promise<Opened> {
-  const handle = await openInside(realRoot, path.join(root, rel), realDirs, rel);
-  try {
-    const info = await handle.stat();
-    const bytes = await handle.readFile();
-    try {
-      return { text: utf8.decode(bytes), fingerprint: fingerprintOf(info) };
-    } catch {
-      throw new SourceProblem({ where: rel, message: "is not valid UTF-8 text" });
-    }
-  } finally {
-    await handle.close();
-  }
 }
 
 /**
@@ -131,38 +64,32 @@ export async function readPosts(
     return false;
   });
 
-  const realDirs = new Map<string, Promise<string>>();
-  let kept = 0;
   let parsed = 0;
   let reused = 0;
-  const budget = options.bodyBudget ?? DEFAULT_BODY_BUDGET;
-  const results = await mapLimit(inOrgFolder, FILE_CONCURRENCY, async (entry): Promise<PostRecord | Problem[]> => {
-    const rel = entry.path;
-    const previous = options.previous?.get(rel);
+  const results: (PostRecord | Problem[] | undefined)[] = inOrgFolder.map((entry) => {
+    const previous = options.previous?.get(entry.path);
     if (previous && entry.stats && previous.fingerprint === fingerprintOf(entry.stats)) {
       reused++;
       const { body: _body, ...record } = previous;
       return record;
     }
-    let opened: Opened;
-    try {
-      opened = await readText(realRoot, contentDir, rel, realDirs);
-    } catch (error) {
-      if (error instanceof SourceProblem) return [error.problem];
-      return [{ where: rel, message: `cannot be read: ${(error as Error).message}` }];
+    return undefined;
+  });
+  const toParse = results.flatMap((result, i) => (result === undefined ? [i] : []));
+  const rels = toParse.map((i) => inOrgFolder[i]!.path);
+  const { results: fresh, threads } = await parseInParallel(contentDir, realRoot, rels);
+  parsed = rels.length;
+  let kept = 0;
+  const budget = options.bodyBudget ?? DEFAULT_BODY_BUDGET;
+  fresh.forEach((result, n) => {
+    if (!Array.isArray(result) && result.body !== undefined) {
+      if (kept + result.body.length <= budget) kept += result.body.length;
+      else delete result.body;
     }
-    parsed++;
-    const result = parsePost(rel, opened.text);
-    if (!result.post) return result.problems;
-    const { body, ...rest } = result.post;
-    const record: PostRecord = { ...rest, excerpt: rest.meta.excerpt ?? deriveExcerpt(body), fingerprint: opened.fingerprint };
-    if (kept + body.length <= budget) {
-      kept += body.length;
-      record.body = body;
-    }
-    return record;
+    results[toParse[n]!] = result;
   });
   results.forEach((result, i) => {
+    if (result === undefined) return;
     if (Array.isArray(result)) {
       problems.push(...result);
       return;
@@ -172,7 +99,7 @@ export async function readPosts(
     list.push(result);
     byOrg.set(orgId, list);
   });
-  return { byOrg, problems, parsed, reused };
+  return { byOrg, problems, parsed, reused, threads };
 }
 
 /**

@@ -1,0 +1,77 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import path from "node:path";
+import { build as esbuild } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  REPO_ROOT,
+  hashTree,
+  insertOrg,
+  makeFixture,
+  postMeta,
+  removeDir,
+  withDb,
+  writePost,
+  type Fixture,
+} from "../helpers/fixture.js";
+import { spawn } from "node:child_process";
+
+function run(cli: string, args: string[], env: NodeJS.ProcessEnv) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("parsing posts in worker threads", () => {
+  let fx: Fixture;
+  let bundleDir: string;
+  beforeAll(async () => {
+    fx = await makeFixture();
+    withDb(fx.db, (db) => insertOrg(db, { id: "acme" }));
+    for (let i = 0; i < 450; i++) {
+      const meta = postMeta(`p${i}`, i % 50 === 0 ? { status: "draft" } : {});
+      await writePost(fx.content, `acme/${i % 7}/p${i}.md`, meta, `# Post ${i}\n\nSome *text* with a [link](https://example.com/${i}).\n`);
+    }
+    await writePost(fx.content, "acme/broken.md", "---\nid: [unclosed\n---\nbody\n");
+    // Bundled privately, with its worker beside it, the way dist/ is laid out.
+    bundleDir = await mkdtemp(path.join(REPO_ROOT, "node_modules", ".cache", "cdsnap-threads-"));
+    await esbuild({
+      entryPoints: { cli: path.join(REPO_ROOT, "src/cli/main.ts"), "parse-worker": path.join(REPO_ROOT, "src/sources/parse-worker.ts") },
+      bundle: true,
+      platform: "node",
+      target: "node20",
+      format: "esm",
+      packages: "external",
+      outdir: bundleDir,
+      outExtension: { ".js": ".js" },
+      logLevel: "warning",
+      absWorkingDir: REPO_ROOT,
+    });
+  });
+  afterAll(async () => {
+    await removeDir(fx.dir);
+    await rm(bundleDir, { recursive: true, force: true });
+  });
+
+  it("two threads find the same problems and, once fixed, build the same tree as one", async () => {
+    const cli = path.join(bundleDir, "cli.js");
+    const args = (out: string) => ["build", "--db", fx.db, "--content", fx.content, "--out", out, "--json"];
+    const one = await run(cli, args(path.join(fx.dir, "one")), { CDSNAP_PARSE_THREADS: "1" });
+    const two = await run(cli, args(path.join(fx.dir, "two")), { CDSNAP_PARSE_THREADS: "2" });
+    expect(one.code).toBe(1);
+    expect(two.code).toBe(1);
+    expect(two.stderr).toBe(one.stderr);
+    expect(two.stderr).toMatch(/acme\/broken\.md:\d+: front matter/);
+
+    await writePost(fx.content, "acme/broken.md", postMeta("fixed"));
+    const fixedOne = await run(cli, args(path.join(fx.dir, "one")), { CDSNAP_PARSE_THREADS: "1" });
+    const fixedTwo = await run(cli, args(path.join(fx.dir, "two")), { CDSNAP_PARSE_THREADS: "2" });
+    expect(JSON.parse(fixedOne.stdout)).toMatchObject({ parseThreads: 1, postsParsed: 451 });
+    expect(JSON.parse(fixedTwo.stdout)).toMatchObject({ parseThreads: 2, postsParsed: 451 });
+    expect(await hashTree(path.join(fx.dir, "two"))).toBe(await hashTree(path.join(fx.dir, "one")));
+  });
+});
