@@ -44,6 +44,8 @@ interface Sample {
   ms: number;
   rssKiB: number | null;
   filesWritten: number | null;
+  /** The build's own phase timings, when its report has them (progress output only). */
+  phases?: string;
 }
 
 function summarize(samples: readonly Sample[]): StepResult {
@@ -60,21 +62,26 @@ function summarize(samples: readonly Sample[]): StepResult {
 async function build(work: WorkOrg, out = work.out): Promise<Sample> {
   const run = await runMeasured([CLI, "build", "--db", work.db, "--content", work.content, "--out", out, "--json"]);
   let filesWritten: number | null = null;
+  let phases: string | undefined;
   try {
-    const report = JSON.parse(run.stdout.trim().split("\n").pop() ?? "") as { orgs?: { filesWritten?: number }[] };
+    const report = JSON.parse(run.stdout.trim().split("\n").pop() ?? "") as {
+      orgs?: { filesWritten?: number }[];
+      phasesMs?: Record<string, number>;
+    };
     const counts = (report.orgs ?? []).map((o) => o.filesWritten);
     if (counts.every((n): n is number => typeof n === "number")) filesWritten = counts.reduce((a, b) => a + b, 0);
+    if (report.phasesMs) phases = Object.entries(report.phasesMs).map(([name, ms]) => `${name} ${ms}`).join(", ");
   } catch {
-    // The report's shape is the lead's to change; the time still counts.
+    // The report's shape is the build's to change; the time still counts.
   }
-  return { ms: run.ms, rssKiB: run.maxRssKiB, filesWritten };
+  return { ms: run.ms, rssKiB: run.maxRssKiB, filesWritten, phases };
 }
 
 async function repeat(times: number, label: string, fn: (rep: number) => Promise<Sample>): Promise<StepResult> {
   const samples: Sample[] = [];
   for (let rep = 0; rep < times; rep++) {
     const sample = await fn(rep);
-    progress(`  ${label} #${rep + 1}: ${(sample.ms / 1000).toFixed(2)} s, ${sample.filesWritten ?? "?"} files written, peak RSS ${sample.rssKiB === null ? "?" : Math.round(sample.rssKiB / 1024)} MiB`);
+    progress(`  ${label} #${rep + 1}: ${(sample.ms / 1000).toFixed(2)} s, ${sample.filesWritten ?? "?"} files written, peak RSS ${sample.rssKiB === null ? "?" : Math.round(sample.rssKiB / 1024)} MiB${sample.phases ? ` (ms: ${sample.phases})` : ""}`);
     samples.push(sample);
   }
   return summarize(samples);

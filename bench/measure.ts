@@ -4,8 +4,8 @@
  * RSS from bench/rss-hook.mjs); every child is killed and every temporary
  * folder removed when the run ends, however it ends.
  */
-import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess, type StdioOptions } from "node:child_process";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -15,7 +15,28 @@ export const ROOT = (() => {
   const fromBundle = fileURLToPath(new URL("../../", import.meta.url));
   return existsSync(path.join(fromBundle, "package.json")) ? fromBundle : process.cwd();
 })();
-export const CLI = path.join(ROOT, "dist", "cli.js");
+/**
+ * The CLI every step runs: a copy of dist/cli.js taken by {@link snapshotCli} when
+ * the run starts, so that a `npm run build:cli` elsewhere during a long run
+ * does not swap the code under measurement. It sits in dist/bench/ so that its
+ * packages still resolve from the project's node_modules.
+ */
+export const CLI = path.join(ROOT, "dist", "bench", "cdsnap-cli.js");
+
+export function snapshotCli(): void {
+  copyFileSync(path.join(ROOT, "dist", "cli.js"), CLI);
+}
+
+/** The commit measured, with a note when src/ has uncommitted changes. */
+export function describeCode(): string {
+  try {
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const dirty = git("status", "--porcelain", "--", "src") !== "";
+    return `commit ${git("rev-parse", "--short", "HEAD")}${dirty ? " + uncommitted changes in src/" : ""}`;
+  } catch {
+    return "commit unknown";
+  }
+}
 const HOOK = pathToFileURL(path.join(ROOT, "bench", "rss-hook.mjs")).href;
 const RSS_TAG = /cdsnap-bench-maxrss-kib=(\d+)/;
 

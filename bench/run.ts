@@ -15,7 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import { measureChanges, measureFull, measureNoop, makeWorkOrg, type SizeResult } from "./build-steps.js";
 import { ensureOrg } from "./cache.js";
-import { ROOT, makeTemp, progress, removeTemp } from "./measure.js";
+import { ROOT, describeCode, makeTemp, progress, removeTemp, snapshotCli } from "./measure.js";
 import { benchServe } from "./serve-bench.js";
 import { renderReport, type RunResult } from "./table.js";
 
@@ -47,7 +47,17 @@ async function main(): Promise<void> {
   const seconds = positive("BENCH_HTTP_SECONDS", 10);
   const serveSize = quick ? 1000 : Math.round(positive("BENCH_SERVE_SIZE", 10_000));
 
-  const run: RunResult = { sizes: [], serve: null, reps, largeReps, loadBefore: os.loadavg(), loadAfter: [], startedAt: new Date() };
+  snapshotCli();
+  const run: RunResult = {
+    sizes: [],
+    serve: null,
+    reps,
+    largeReps,
+    code: describeCode(),
+    loadBefore: os.loadavg(),
+    loadAfter: [],
+    startedAt: new Date(),
+  };
   for (const posts of [...new Set(sizes)].sort((a, b) => a - b)) {
     const org = ensureOrg(ORG_ID, posts, SEED);
     const large = posts >= LARGE;
@@ -56,7 +66,7 @@ async function main(): Promise<void> {
     // The 100k posts are only read, so they are built straight from the cache.
     const work = await makeWorkOrg(org, workDir, !large);
     const result: SizeResult = { posts, outputFiles: 0, outputBytes: 0, steps: {} };
-    progress(`${posts} posts: full builds, floor, rebuilds (${times} runs each)`);
+    progress(`${posts} posts: full builds, floor, rebuilds (${times === 1 ? "1 run" : `${times} runs`} each)`);
     await measureFull(work, times, result);
     await measureNoop(work, times, result);
     if (!large) await measureChanges(work, times, result);

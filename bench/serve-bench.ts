@@ -2,8 +2,9 @@
  * The HTTP side: PATCH latency of the write proxy with 16 concurrent clients,
  * and GET throughput of `cdsnap serve` next to a node:http server answering the
  * same bytes from memory. The load generator (autocannon) runs in this process;
- * each server is a child whose stdout (the access log) goes to /dev/null, so
- * logging into a pipe does not slow it down.
+ * each server is a child, cdsnap's stdout (the access log) going to /dev/null so
+ * that logging into a pipe does not slow it down. The GET runs take turns
+ * between the two servers, so that other work on a shared machine hits both.
  */
 import autocannon, { type Request, type Result } from "autocannon";
 import { once } from "node:events";
@@ -82,10 +83,39 @@ async function startCdsnap(input: ServeInput): Promise<{ child: ChildProcess; ba
   }
 }
 
-async function load(base: string, requests: Request[], seconds: number): Promise<Result> {
-  // A short warm-up first, so the JIT and the file caches are the same for both servers.
+async function warm(base: string, requests: Request[], seconds: number): Promise<void> {
+  // JIT and file caches warm before anything counts.
   await autocannon({ url: base, connections: CONNECTIONS, duration: Math.min(2, seconds), requests });
+}
+
+async function load(base: string, requests: Request[], seconds: number): Promise<Result> {
+  await warm(base, requests, seconds);
   return autocannon({ url: base, connections: CONNECTIONS, duration: seconds, requests });
+}
+
+const ROUNDS = 2;
+
+/**
+ * Both servers in turns (A B A B), half the time each turn, so that a burst of
+ * other work on a shared machine lands on both rather than on one.
+ */
+async function compare(cdsnap: string, node: string, requests: Request[], seconds: number): Promise<{ result: Throughput; failed: number }> {
+  await warm(cdsnap, requests, seconds);
+  await warm(node, requests, seconds);
+  const totals = { cdsnap: { requests: 0, seconds: 0 }, node: { requests: 0, seconds: 0 } };
+  let failed = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, base] of [["cdsnap", cdsnap], ["node", node]] as const) {
+      const r = await autocannon({ url: base, connections: CONNECTIONS, duration: seconds / ROUNDS, requests });
+      totals[name].requests += r.requests.total;
+      totals[name].seconds += r.duration;
+      failed += failures(r);
+    }
+  }
+  return {
+    result: { cdsnap: totals.cdsnap.requests / totals.cdsnap.seconds, node: totals.node.requests / totals.node.seconds },
+    failed,
+  };
 }
 
 const SKIPPED_HEADERS = new Set(["date", "connection", "keep-alive", "transfer-encoding", "content-length"]);
@@ -133,40 +163,28 @@ export async function benchServe(input: ServeInput): Promise<ServeResult> {
 
   progress("serve: starting cdsnap serve");
   const cdsnap = await startCdsnap(input);
-  let routes: MemoryRoute[];
-  let patch: Result;
-  let contents: Result;
-  let blocks: Result;
+  const temp = makeTemp("cdsnap-bench-http-");
+  let memory: { child: ChildProcess; base: string } | null = null;
   try {
     progress(`serve: PATCH business-description, ${CONNECTIONS} clients, ${input.seconds} s`);
-    patch = await load(cdsnap.base, patchRequests, input.seconds);
-    routes = await Promise.all([...contentRequests, ...blockRequests].map((r) => captureRoute(cdsnap.base, r.path!, input)));
-    progress(`serve: GET contents/{id} and blocks from cdsnap serve, ${input.seconds} s each`);
-    contents = await load(cdsnap.base, contentRequests, input.seconds);
-    blocks = await load(cdsnap.base, blockRequests, input.seconds);
+    const patch = await load(cdsnap.base, patchRequests, input.seconds);
+
+    const routes = await Promise.all([...contentRequests, ...blockRequests].map((r) => captureRoute(cdsnap.base, r.path!, input)));
+    const routesFile = path.join(temp, "routes.json");
+    writeFileSync(routesFile, JSON.stringify(routes));
+    memory = await startMemoryServer(routesFile);
+    progress(`serve: GET contents/{id}, then blocks: cdsnap serve and the in-memory node:http server in turns, ${input.seconds} s each`);
+    const contents = await compare(cdsnap.base, memory.base, contentRequests, input.seconds);
+    const blocks = await compare(cdsnap.base, memory.base, blockRequests, input.seconds);
+    return {
+      patch: { p50: patch.latency.p50, p99: patch.latency.p99, rps: patch.requests.average, failed: failures(patch) },
+      contents: contents.result,
+      blocks: blocks.result,
+      getFailures: contents.failed + blocks.failed,
+    };
   } finally {
     await stop(cdsnap.child);
-  }
-
-  const temp = makeTemp("cdsnap-bench-http-");
-  const routesFile = path.join(temp, "routes.json");
-  writeFileSync(routesFile, JSON.stringify(routes));
-  progress("serve: the same GETs from the in-memory node:http server");
-  const memory = await startMemoryServer(routesFile);
-  let nodeContents: Result;
-  let nodeBlocks: Result;
-  try {
-    nodeContents = await load(memory.base, contentRequests, input.seconds);
-    nodeBlocks = await load(memory.base, blockRequests, input.seconds);
-  } finally {
-    await stop(memory.child);
+    if (memory) await stop(memory.child);
     removeTemp(temp);
   }
-
-  return {
-    patch: { p50: patch.latency.p50, p99: patch.latency.p99, rps: patch.requests.average, failed: failures(patch) },
-    contents: { cdsnap: contents.requests.average, node: nodeContents.requests.average },
-    blocks: { cdsnap: blocks.requests.average, node: nodeBlocks.requests.average },
-    getFailures: failures(contents) + failures(blocks) + failures(nodeContents) + failures(nodeBlocks),
-  };
 }

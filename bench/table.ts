@@ -13,6 +13,8 @@ export interface RunResult {
   serve: { posts: number; result: ServeResult } | null;
   reps: number;
   largeReps: number;
+  /** The commit measured (see measure.ts describeCode). */
+  code: string;
   loadBefore: number[];
   loadAfter: number[];
   startedAt: Date;
@@ -23,16 +25,16 @@ const GiB = 1024 * MiB;
 
 const secs = (ms: number) => (ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 1000).toFixed(2)} s`);
 const mib = (kib: number | null) => (kib === null ? "? MiB" : `${Math.round(kib / 1024)} MiB`);
-const pct = (ratio: number) => `${(ratio * 100).toFixed(ratio < 0.1 ? 1 : 0)}%`;
+const pct = (ratio: number) => `${(ratio * 100).toFixed(1)}%`;
 const int = (n: number) => Math.round(n).toLocaleString("en-US");
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+const plural = (n: number, word: string) => `${Math.round(n).toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
 const sizeName = (posts: number) => (posts >= 1000 && posts % 1000 === 0 ? `${posts / 1000}k` : String(posts));
 
 export function machineLine(run: RunResult): string {
   const cpu = os.cpus()[0]?.model.trim() ?? "unknown CPU";
   const load = (l: number[]) => l.map((v) => v.toFixed(1)).join(" ");
   return [
-    `cdsnap bench, ${run.startedAt.toISOString()}`,
+    `cdsnap bench, ${run.startedAt.toISOString()}, ${run.code}`,
     `${cpu} × ${os.cpus().length} cores`,
     `${(os.totalmem() / GiB).toFixed(1)} GiB RAM`,
     `node ${process.version}`,
@@ -75,7 +77,7 @@ function stepCell(size: SizeResult, step: StepName): string {
   if (step === "full" && size.steps.floor) parts.push(`${(s.ms / size.steps.floor.ms).toFixed(2)}× floor`);
   const ratio = step === "full" || step === "floor" ? null : ratioOfFull(size, step);
   if (ratio !== null) parts.push(`${pct(ratio)} of full`);
-  if (s.filesWritten !== null) parts.push(`${int(s.filesWritten)} files written`);
+  if (s.filesWritten !== null) parts.push(`${plural(s.filesWritten, "file")} written`);
   parts.push(`RSS ${mib(s.rssKiB)}`);
   return parts.join(" · ");
 }
@@ -171,6 +173,11 @@ export function renderReport(run: RunResult): string {
     `Wall times are the median of ${plural(run.reps, "run")} (100k posts: ${plural(run.largeReps, "run")}, full build and no-op rebuild only, to keep the run bounded); RSS is the highest peak over those runs.`,
     "Every timed command is a fresh `node` process (startup included), the floor as well. Targets are benchmark figures, not tests.",
   ];
+  if (run.serve) {
+    notes.push(
+      "GET runs alternate between the two servers (2 turns each, after a warm-up). `blocks` answers a list of 2,000 blocks (over 1 MB): with the load generator on the same machine both servers are bound by it and by loopback, so that ratio says little; `contents/{id}` is the telling row.",
+    );
+  }
   if (run.serve && run.serve.result.getFailures > 0) notes.push(`Warning: ${run.serve.result.getFailures} GET requests failed.`);
   return `${machineLine(run)}\n\n${renderTable(run)}\n\n${notes.join("\n")}\n`;
 }
