@@ -163,7 +163,11 @@ export async function acquireBuildLock(store: TreeStore): Promise<() => Promise<
   const owner = JSON.stringify({ pid: process.pid, host: hostname() });
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      await writeFile(lockFile, owner, { flag: "wx" });
+      await writeFile(lockFile, owner, { flag: "wx" }).catch(async (error: NodeJS.ErrnoException) => {
+        // Created but not written (a full disk): leave no empty lock behind.
+        if (error.code !== "EEXIST") await rm(lockFile, { force: true });
+        throw error;
+      });
       return async () => {
         await rm(lockFile, { force: true });
         // A first build that failed leaves nothing behind, not even this folder.
@@ -171,7 +175,12 @@ export async function acquireBuildLock(store: TreeStore): Promise<() => Promise<
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const held = JSON.parse(await readFile(lockFile, "utf8").catch(() => "{}")) as { pid?: number; host?: string };
+      let held: { pid?: number; host?: string } = {};
+      try {
+        held = JSON.parse(await readFile(lockFile, "utf8")) as typeof held;
+      } catch {
+        // empty or half-written: see below
+      }
       // A lock that cannot be read was left half-written by a killed build.
       const stale = held.pid === undefined || (held.host === hostname() && !isAlive(held.pid));
       if (!stale) {

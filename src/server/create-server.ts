@@ -13,6 +13,7 @@ import { listOrgIds } from "../db/read-snapshot.js";
 import { refreshOrganizationFile } from "../emit/organization-file.js";
 import { treeStoreOf } from "../emit/tree-store.js";
 import { createAuthCache, type AuthCache } from "./auth.js";
+import { answerClientError } from "./client-error.js";
 import { corsHeaders, preflightHeaders } from "./cors.js";
 import { createFileCache } from "./file-cache.js";
 import { httpError } from "./http-errors.js";
@@ -35,7 +36,27 @@ export interface ServeOptions {
   clock?: () => number;
   /** How often the key cache looks for database changes (ms). */
   authRefreshMs?: number;
+  /** Limits on slow clients; the defaults suit production, tests shorten them. */
+  timeouts?: ServerTimeouts;
 }
+
+export interface ServerTimeouts {
+  /** The whole header block must arrive within this (slowloris); default 10 s. */
+  headersMs?: number;
+  /** The whole request, body included, must arrive within this; default 30 s. */
+  requestMs?: number;
+  /** An idle keep-alive connection is closed after this; default 5 s. */
+  keepAliveMs?: number;
+  /** How often expired requests are looked for: a timeout fires at most this late; default 1 s. */
+  checkIntervalMs?: number;
+}
+
+export const DEFAULT_TIMEOUTS: Required<ServerTimeouts> = Object.freeze({
+  headersMs: 10_000,
+  requestMs: 30_000,
+  keepAliveMs: 5_000,
+  checkIntervalMs: 1_000,
+});
 
 export interface RunningServer {
   url: string;
@@ -46,6 +67,8 @@ export interface RunningServer {
 }
 
 const VARY = "x-api-key, Origin";
+// Every answer is JSON: nosniff keeps a browser from ever reading stored text (a `<script>` in a description) as HTML.
+const BASE_HEADERS = { Vary: VARY, "X-Content-Type-Options": "nosniff" };
 const GET_METHODS = "GET, HEAD, OPTIONS";
 const PATCH_METHODS = "PATCH, OPTIONS";
 
@@ -82,7 +105,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const route: Route | null = parseApiPath(rawPath);
     const origin = req.headers.origin;
     const allowed = route ? auth.allowedOrigins(route.orgId) : null;
-    ex.baseHeaders = { ...corsHeaders(origin, allowed), Vary: VARY };
+    ex.baseHeaders = { ...corsHeaders(origin, allowed), ...BASE_HEADERS };
 
     if (req.method === "OPTIONS") {
       if (!route) throw httpError.notFound();
@@ -114,14 +137,16 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     inFlight++;
-    const ex: Exchange = { req, res, started: process.hrtime.bigint(), baseHeaders: { Vary: VARY } };
-    res.on("finish", () => {
+    const ex: Exchange = { req, res, started: process.hrtime.bigint(), baseHeaders: { ...BASE_HEADERS } };
+    // "close" comes once per request, after "finish" or instead of it when the connection broke off.
+    res.once("close", () => {
       log({
         method: req.method,
         path: splitUrl(req.url ?? "/").rawPath,
         status: res.statusCode,
         ms: Number((process.hrtime.bigint() - ex.started) / 1000n) / 1000,
         keyId: ex.keyId ?? null,
+        ...(res.writableFinished ? {} : { aborted: true }),
       });
     });
     try {
@@ -133,13 +158,20 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
   }
 
-  const server = createHttpServer({ requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 }, (req, res) => {
-    void handle(req, res);
-  });
-  server.on("clientError", (_error, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
-    else socket.destroy();
-  });
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const server = createHttpServer(
+    {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      keepAliveTimeout: timeouts.keepAliveMs,
+      // Node looks for expired requests every 30 s by default: a 10 s header timeout could take 40.
+      connectionsCheckingInterval: timeouts.checkIntervalMs,
+    },
+    (req, res) => {
+      void handle(req, res);
+    },
+  );
+  server.on("clientError", answerClientError);
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

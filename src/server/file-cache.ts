@@ -7,7 +7,8 @@
  */
 import { createHash } from "node:crypto";
 import { constants, type BigIntStats } from "node:fs";
-import { lstat, open } from "node:fs/promises";
+import { lstat, open, readlink, realpath, type FileHandle } from "node:fs/promises";
+import path from "node:path";
 
 export interface CachedFile {
   bytes: Buffer;
@@ -21,8 +22,13 @@ interface Entry extends CachedFile {
 }
 
 export interface FileCache {
-  /** The file's bytes, or null when it is missing or not a regular file (links are never followed). */
-  get(file: string): Promise<CachedFile | null>;
+  /**
+   * The file's bytes, or null when it is missing, not a regular file, or a link.
+   * With `root`, also null when the file is not inside `root` once every link on
+   * the way is resolved: O_NOFOLLOW guards the last component only, and a folder
+   * of the tree replaced by a link to elsewhere must not be followed either.
+   */
+  get(file: string, root?: string): Promise<CachedFile | null>;
 }
 
 export function etagOf(bytes: Buffer): string {
@@ -33,9 +39,41 @@ function identityOf(info: BigIntStats): string {
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}`;
 }
 
+function isInside(root: string, target: string): boolean {
+  const rel = path.relative(root, target);
+  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
+}
+
+/**
+ * Where an open file really is. On Linux /proc names the file the descriptor
+ * holds (no race with a rename of a folder between open and check); elsewhere
+ * the path is resolved again.
+ */
+async function realPathOf(handle: FileHandle, file: string): Promise<string> {
+  try {
+    const linked = await readlink(`/proc/self/fd/${handle.fd}`);
+    if (linked.startsWith("/")) return linked;
+  } catch {
+    // no /proc: fall back to resolving the path
+  }
+  return realpath(file);
+}
+
 export function createFileCache(maxBytes = 64 * 1024 * 1024): FileCache {
   const entries = new Map<string, Entry>();
+  const realRoots = new Map<string, string>();
   let total = 0;
+
+  async function realRootOf(root: string): Promise<string> {
+    let real = realRoots.get(root);
+    if (real === undefined) {
+      real = await realpath(root);
+      // One root per generation: a few are plenty.
+      if (realRoots.size >= 8) realRoots.clear();
+      realRoots.set(root, real);
+    }
+    return real;
+  }
 
   function remember(file: string, entry: Entry): void {
     const old = entries.get(file);
@@ -51,7 +89,7 @@ export function createFileCache(maxBytes = 64 * 1024 * 1024): FileCache {
     }
   }
 
-  async function load(file: string): Promise<Entry | null> {
+  async function load(file: string, root: string | undefined): Promise<Entry | null> {
     let handle;
     try {
       handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -63,6 +101,7 @@ export function createFileCache(maxBytes = 64 * 1024 * 1024): FileCache {
     try {
       const info = await handle.stat({ bigint: true });
       if (!info.isFile()) return null;
+      if (root !== undefined && !isInside(await realRootOf(root), await realPathOf(handle, file))) return null;
       const bytes = await handle.readFile();
       return { bytes, etag: etagOf(bytes), mtime: info.mtime, identity: identityOf(info) };
     } finally {
@@ -71,7 +110,7 @@ export function createFileCache(maxBytes = 64 * 1024 * 1024): FileCache {
   }
 
   return {
-    async get(file) {
+    async get(file, root) {
       const cached = entries.get(file);
       if (cached) {
         const info = await lstat(file, { bigint: true }).catch(() => null);
@@ -81,7 +120,7 @@ export function createFileCache(maxBytes = 64 * 1024 * 1024): FileCache {
           return cached;
         }
       }
-      const entry = await load(file);
+      const entry = await load(file, root);
       if (entry) remember(file, entry);
       else if (cached) {
         entries.delete(file);

@@ -27,6 +27,10 @@ export const httpError = {
       undefined,
       { "Retry-After": String(retryAfterSeconds) },
     ),
-  requestTimeout: () => new CdsnapError("request_timeout", "the request body arrived too slowly", 408),
+  requestTimeout: () => new CdsnapError("request_timeout", "the request did not arrive in time; the connection was closed", 408),
+  headersTooLarge: () =>
+    new CdsnapError("headers_too_large", "the request headers are larger than the server accepts", 431),
+  badRequest: () => new CdsnapError("bad_request", "the request is not well-formed HTTP", 400),
+  requestAborted: () => new CdsnapError("request_aborted", "the request body was not received in full", 400),
   internal: () => new CdsnapError("internal", "the server failed to answer; the error was logged", 500),
 };

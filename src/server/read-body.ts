@@ -6,17 +6,45 @@ export const MAX_BODY_BYTES = 64 * 1024;
 /**
  * Reads a request body with a hard cap: a declared length over the cap is
  * refused before a byte is read, and a body that grows past it (chunked) is cut
- * off as soon as it does, so memory stays bounded whatever a client sends.
+ * off as soon as it does, so memory stays bounded whatever a client sends. The
+ * rest of a refused body is left flowing, to be dropped while the answer goes
+ * out (respond.ts). A body that stops arriving (the client went away, or the
+ * request timeout closed the connection) is the client's failure, never
+ * logged as the server's.
  */
-export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limit) throw httpError.payloadTooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw httpError.payloadTooLarge(limit);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(httpError.payloadTooLarge(limit));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onAbort);
+      req.off("close", onAbort);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      stop();
+      chunks.length = 0;
+      reject(httpError.payloadTooLarge(limit));
+    };
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onAbort = () => {
+      stop();
+      reject(httpError.requestAborted());
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onAbort);
+    req.on("close", onAbort);
+  });
 }

@@ -30,7 +30,44 @@ export function sendJson(ex: Exchange, status: number, body: unknown, headers: R
     "Cache-Control": "no-store",
     ...headers,
   });
-  ex.res.end(ex.req.method === "HEAD" ? undefined : bytes);
+  const payload = ex.req.method === "HEAD" ? undefined : bytes;
+  if (ex.req.complete || ex.req.destroyed) {
+    ex.res.end(payload);
+    return;
+  }
+  if (payload) ex.res.write(payload);
+  endAfterUpload(ex);
+}
+
+// Answering a request whose body is still arriving: the answer is written whole
+// at once, but the connection stays open a moment while the rest of the upload
+// is read and dropped. Closing with unread data resets the connection, and a
+// client still writing would lose the answer with it. Bounded both ways.
+const LINGER_MS = 1_000;
+const LINGER_BYTES = 64 * 1024 * 1024;
+
+function endAfterUpload(ex: Exchange): void {
+  const { req, res } = ex;
+  let dropped = 0;
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    clearTimeout(timer);
+    req.off("data", count);
+    req.off("end", end);
+    req.off("close", end);
+    res.end();
+  };
+  const count = (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > LINGER_BYTES) end();
+  };
+  const timer = setTimeout(end, LINGER_MS);
+  req.on("data", count);
+  req.once("end", end);
+  req.once("close", end);
+  req.resume();
 }
 
 export type Logger = (line: Record<string, unknown>) => void;
@@ -43,7 +80,11 @@ export function sendError(ex: Exchange, error: unknown, log: Logger): void {
     log({ level: "error", msg: "unexpected error", error: (error as Error)?.stack ?? String(error) });
     known = httpError.internal();
   }
-  if (ex.res.headersSent) {
+  const socket = ex.res.socket;
+  if (ex.res.headersSent || !socket || socket.destroyed) {
+    // Too late for an answer (the client went away, or a timeout already answered
+    // on the socket): keep the status for the access log, then drop the connection.
+    if (!ex.res.headersSent && ex.res.statusCode === 200) ex.res.statusCode = known.status;
     ex.res.destroy();
     return;
   }

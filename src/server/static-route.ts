@@ -89,7 +89,7 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
       const gen = liveGenerationSync(store);
       if (!gen) throw httpError.notFound();
       const rel = fileOf(route);
-      let file = await cache.get(path.join(gen.tree, rel));
+      let file = await cache.get(path.join(gen.tree, rel), gen.tree);
       if (!file) throw httpError.notFound();
       const pages = route.kind === "blocks" ? requestedPages(search) : null;
       if (pages) file = await filtered(gen, route.orgId, file, pages);

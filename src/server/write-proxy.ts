@@ -17,31 +17,16 @@ import { businessDescriptionBody, businessOffersBody } from "../model/business.j
 import { renderOrganization } from "../render/organization.js";
 import { etagOf } from "./file-cache.js";
 import { httpError } from "./http-errors.js";
+import { parseJsonBody } from "./json-body.js";
 import { readBody } from "./read-body.js";
 import { sendJson, type Exchange } from "./respond.js";
 import { z } from "zod";
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 function isJsonContentType(header: string | undefined): boolean {
   if (!header) return false;
   const [type, ...params] = header.split(";").map((p) => p.trim().toLowerCase());
   if (type !== "application/json") return false;
   return params.every((p) => p === "" || p === "charset=utf-8" || p === 'charset="utf-8"');
-}
-
-function parseJson(bytes: Buffer): unknown {
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw httpError.malformedJson("it is not valid UTF-8");
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw httpError.malformedJson((error as Error).message);
-  }
 }
 
 function detailsOf(error: z.ZodError): ErrorDetail[] {
@@ -66,7 +51,7 @@ export function createWriteProxy(db: Db, store: TreeStore): WriteProxy {
   return {
     async patch(ex, route) {
       if (!isJsonContentType(ex.req.headers["content-type"])) throw httpError.unsupportedMediaType();
-      const json = parseJson(await readBody(ex.req));
+      const json = parseJsonBody(await readBody(ex.req));
       const ifMatch = ex.req.headers["if-match"];
 
       const { orgId } = route;

@@ -1,0 +1,262 @@
+/**
+ * Area 5, crashes of the build. `kill -9` of `cdsnap build` at random moments:
+ * the served tree is always the complete old one or the complete new one and
+ * every file parses; the next build converges to a clean build. A build whose
+ * output filesystem fills up fails cleanly and leaves the live tree intact.
+ * (The server's crashes are in crash-server.test.ts.)
+ */
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { cp, mkdir, readdir, readlink, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEMO_CONTENT, DEMO_READ_KEY, api, makeSite, removeSite, serveSite, type Site } from "../server/helpers.js";
+import {
+  SecretScanner,
+  budget,
+  hashTree,
+  httpCall,
+  plantCanarySecrets,
+  printFigures,
+  runCliBounded,
+  scaled,
+  secretsOf,
+  sleep,
+  startCli,
+  writeBulkPosts,
+} from "./helpers.js";
+
+const POSTS = 2_000;
+const KILLS = scaled(20, 5);
+const SEED = Number(process.env.RELIABILITY_SEED ?? Math.floor(Math.random() * 2 ** 31));
+
+/** A small seeded generator, so a failing run can be repeated with RELIABILITY_SEED. */
+function random(seed: number): () => number {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+}
+const rand = random(SEED);
+
+const figures = {
+  builds: { kills: 0, old: 0, new: 0, completed: 0, files: 0, gets: 0, getFailures: 0, converged: false, buildMs: 0 },
+  enospc: { ran: false, reason: "", failedCleanly: 0, liveIntact: 0 },
+};
+const scanner = new SecretScanner(secretsOf([]));
+
+afterAll(() => {
+  const b = figures.builds;
+  printFigures(
+    `crashes, builds: ${b.kills} x kill -9 of a ${POSTS}-post build (seed ${SEED}; a clean build takes ${b.buildMs} ms): ` +
+      `${b.old} left the complete old tree, ${b.new} the complete new one, ${b.completed} finished first; ` +
+      `0 mixed or unparsable of ${b.files} files each; ${b.gets} GETs meanwhile, ${b.getFailures} failed; next build converged: ${b.converged ? "yes" : "no"}`,
+  );
+  printFigures(
+    figures.enospc.ran
+      ? `crashes, full disk: ${figures.enospc.failedCleanly} builds on a full filesystem failed cleanly (exit 1, no stack), live tree intact ${figures.enospc.liveIntact} times, then converged`
+      : `crashes, full disk: skipped (${figures.enospc.reason})`,
+  );
+  printFigures(`crashes (builds), secrets: ${scanner.summary()}`);
+});
+
+// --------------------------------------------------------------- kill -9 builds
+
+describe("kill -9 a build", () => {
+  let site: Site;
+  let content: string;
+  const hashes = new Map<string, string>();
+
+  beforeAll(async () => {
+    site = await makeSite({ built: false });
+    scanner.add(plantCanarySecrets(site.db));
+    content = path.join(site.dir, "content");
+    await cp(DEMO_CONTENT, content, { recursive: true });
+    // The clean-build hash of each variant of the content, built into folders of their own.
+    for (const variant of ["B", "A"]) {
+      await writeBulkPosts(content, "demo", POSTS, variant);
+      const out = variant === "A" ? site.out : path.join(site.dir, `clean-${variant}`);
+      const run = await runCliBounded(["build", "--db", site.db, "--content", content, "--out", out], 120_000);
+      expect(run.code, run.stderr).toBe(0);
+      if (variant === "B") figures.builds.buildMs = run.ms;
+      hashes.set(variant, (await hashTree(out)).hash);
+    }
+  }, 240_000);
+
+  afterAll(() => removeSite(site));
+
+  it(`${KILLS} builds killed at random moments leave the old or the new tree, whole; the next build converges`, { timeout: budget(240_000, 5) }, async () => {
+    const served = await serveSite(site);
+    const sample = [api("demo", "contents"), api("demo", "organization"), ...Array.from({ length: 30 }, (_, i) => api("demo", `contents/bulk-${String(i * 60).padStart(5, "0")}`))];
+    let reading = true;
+    const reader = (async () => {
+      for (let i = 0; reading; i++) {
+        const res = await httpCall(served.url, { path: sample[i % sample.length]!, key: DEMO_READ_KEY });
+        figures.builds.gets++;
+        scanner.response(res.status, res.headers, res.text, "GET during builds");
+        try {
+          if (res.status !== 200) throw new Error(String(res.status));
+          JSON.parse(res.text);
+        } catch {
+          figures.builds.getFailures++;
+        }
+        await sleep(5);
+      }
+    })();
+
+    try {
+      let live = hashes.get("A")!;
+      let variant = "A";
+      let sources = "A";
+      let estimateMs = figures.builds.buildMs;
+      for (let k = 0; k < KILLS; k++) {
+        // The sources always differ from the live tree, so every build has a new tree to write.
+        const next = variant === "A" ? "B" : "A";
+        if (sources !== next) {
+          await writeBulkPosts(content, "demo", POSTS, next);
+          sources = next;
+        }
+        // Anywhere from the start to past the swap: reading, rendering, writing the next generation, swapping.
+        const delay = rand() * 1.3 * estimateMs;
+        const { child, done } = startCli(["build", "--db", site.db, "--content", content, "--out", site.out], 120_000);
+        await Promise.race([sleep(delay), done]);
+        child.kill("SIGKILL");
+        const run = await done;
+        figures.builds.kills++;
+        scanner.text(run.stdout + run.stderr, "build output");
+        expect(run.timedOut).toBe(false);
+        if (run.signal !== "SIGKILL") expect(run.code, run.stderr).toBe(0);
+
+        // --out points at a generation, and that generation is whole: exactly the old or the new clean tree.
+        expect(await readlink(site.out)).toMatch(/gens\/\d{6,}\/tree$/);
+        const now = await hashTree(site.out);
+        figures.builds.files = now.files;
+        expect(now.unparsable, `after a kill at ${delay.toFixed(0)} ms`).toEqual([]);
+        expect([live, hashes.get(next)], `after a kill at ${delay.toFixed(0)} ms`).toContain(now.hash);
+        if (run.signal !== "SIGKILL") figures.builds.completed++;
+        else if (now.hash === live) figures.builds.old++;
+        else figures.builds.new++;
+        // Builds here run slower or faster than the reference one (a loaded machine): a finished
+        // build sets the estimate, one still short of its swap past the estimate stretches it.
+        if (run.signal !== "SIGKILL") estimateMs = run.ms;
+        else if (now.hash === live && delay > estimateMs) estimateMs = delay * 1.2;
+        if (now.hash !== live) {
+          live = now.hash;
+          variant = next;
+        }
+      }
+
+      // A build after all that converges to the clean build of its sources and cleans up after the killed ones.
+      const final = variant === "A" ? "B" : "A";
+      if (sources !== final) await writeBulkPosts(content, "demo", POSTS, final);
+      const run = await runCliBounded(["build", "--db", site.db, "--content", content, "--out", site.out], 120_000);
+      expect(run.code, run.stderr).toBe(0);
+      expect((await hashTree(site.out)).hash).toBe(hashes.get(final));
+      figures.builds.converged = true;
+      expect((await readdir(path.join(site.stateDir, "gens"))).length).toBeLessThanOrEqual(2);
+      expect(existsSync(path.join(site.stateDir, "lock"))).toBe(false);
+      await scanner.scanFiles(site.dir);
+    } finally {
+      reading = false;
+      await reader;
+      await served.close();
+      scanner.logs(served.logs, "server log");
+    }
+    expect(figures.builds.getFailures).toBe(0);
+    expect(scanner.found).toEqual([]);
+    // Both ends of the window were hit: some kills before the swap, some after it or a finished build.
+    expect(figures.builds.old).toBeGreaterThan(0);
+  });
+});
+
+// --------------------------------------------------------------- full disk
+
+describe("a full output filesystem", () => {
+  let site: Site;
+  let mount: string | undefined;
+
+  beforeAll(async () => {
+    site = await makeSite({ built: false });
+  });
+  afterAll(async () => {
+    if (mount) {
+      try {
+        execFileSync("umount", [mount]);
+      } catch {
+        execFileSync("umount", ["-l", mount]);
+      }
+      await rm(mount, { recursive: true, force: true });
+    }
+    await removeSite(site);
+  });
+
+  it("a build that runs out of space fails cleanly, leaves the live tree intact, and a later build converges", { timeout: budget(120_000, 2) }, async (ctx) => {
+    const dir = path.join(os.tmpdir(), `cdsnap-enospc-${randomBytes(4).toString("hex")}`);
+    await mkdir(dir);
+    try {
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", dir], { stdio: "pipe" });
+      mount = dir;
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      if (process.getuid?.() === 0) throw error;
+      figures.enospc.reason = "not root: cannot mount a small tmpfs";
+      printFigures(`crashes, full disk: skipped because this user (uid ${process.getuid?.()}) cannot mount a tmpfs`);
+      ctx.skip();
+      return;
+    }
+    figures.enospc.ran = true;
+    const out = path.join(mount, "site");
+    const content = path.join(site.dir, "content");
+    await cp(DEMO_CONTENT, content, { recursive: true });
+    const build = () => runCliBounded(["build", "--db", site.db, "--content", content, "--out", out], 120_000);
+
+    const first = await build();
+    expect(first.code, first.stderr).toBe(0);
+    const live = await hashTree(out);
+    const link = await readlink(out);
+
+    const expectCleanFailure = async (what: string) => {
+      const run = await build();
+      expect(run.timedOut, what).toBe(false);
+      expect(run.code, `${what}: ${run.stderr}`).toBe(1);
+      expect(run.stderr, what).toMatch(/disk is full/);
+      expect(run.stderr, what).not.toMatch(/\n\s+at /);
+      figures.enospc.failedCleanly++;
+      expect(await readlink(out), what).toBe(link);
+      const now = await hashTree(out);
+      expect(now.hash, what).toBe(live.hash);
+      expect(now.unparsable).toEqual([]);
+      figures.enospc.liveIntact++;
+      // The half-written generation was removed: only the live one is left.
+      expect(await readdir(path.join(mount!, ".site.cdsnap", "gens")), what).toEqual([link.split("/").at(-2)]);
+    };
+
+    // A next generation far larger than the filesystem.
+    await writeBulkPosts(content, "demo", 1_000, "big");
+    await expectCleanFailure("a tree larger than the disk");
+
+    // A filesystem filled to the last block by someone else: even small writes fail.
+    await rm(path.join(content, "demo", "bulk"), { recursive: true });
+    await writeBulkPosts(content, "demo", 3, "small");
+    const filler = path.join(mount, "filler");
+    try {
+      await writeFile(filler, Buffer.alloc(4 * 2 ** 20));
+    } catch {
+      // ENOSPC: the filler took every block there was.
+    }
+    await expectCleanFailure("a disk already full");
+
+    await rm(filler, { force: true });
+    const ok = await build();
+    expect(ok.code, ok.stderr).toBe(0);
+    const clean = path.join(site.dir, "clean");
+    const reference = await runCliBounded(["build", "--db", site.db, "--content", content, "--out", clean]);
+    expect(reference.code).toBe(0);
+    expect((await hashTree(out)).hash).toBe((await hashTree(clean)).hash);
+  });
+});
