@@ -18,8 +18,12 @@ const LEXER_OPTIONS = { gfm: true };
 
 function prefixOf(markdown: string): string {
   if (markdown.length <= PREFIX_CHARS) return markdown;
-  const boundary = markdown.indexOf("\n\n", PREFIX_CHARS);
-  return boundary === -1 ? markdown : markdown.slice(0, boundary);
+  // A blank line keeps blocks whole; failing that a line end; failing that a
+  // hard cap, so one enormous paragraph never reaches the lexer whole.
+  const blank = markdown.indexOf("\n\n", PREFIX_CHARS);
+  if (blank !== -1 && blank < PREFIX_CHARS * 4) return markdown.slice(0, blank);
+  const line = markdown.indexOf("\n", PREFIX_CHARS);
+  return markdown.slice(0, line !== -1 && line < PREFIX_CHARS * 4 ? line : PREFIX_CHARS * 2);
 }
 
 function collectText(tokens: readonly Token[], out: string[]): void {
