@@ -81,7 +81,7 @@ async function repeat(times: number, label: string, fn: (rep: number) => Promise
   const samples: Sample[] = [];
   for (let rep = 0; rep < times; rep++) {
     const sample = await fn(rep);
-    progress(`  ${label} #${rep + 1}: ${(sample.ms / 1000).toFixed(2)} s, ${sample.filesWritten ?? "?"} files written, peak RSS ${sample.rssKiB === null ? "?" : Math.round(sample.rssKiB / 1024)} MiB${sample.phases ? ` (ms: ${sample.phases})` : ""}`);
+    progress(`  ${label} #${rep + 1}: ${(sample.ms / 1000).toFixed(2)} s, ${sample.filesWritten === null ? "" : `${sample.filesWritten} written, `}peak RSS ${sample.rssKiB === null ? "?" : Math.round(sample.rssKiB / 1024)} MiB${sample.phases ? ` (ms: ${sample.phases})` : ""}`);
     samples.push(sample);
   }
   return summarize(samples);
