@@ -2,17 +2,13 @@
  * The benchmark's generator: deterministic, and what it writes is an
  * organization `cdsnap build` accepts (a real build of the bundled CLI).
  */
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, expect, test } from "vitest";
 import { generateOrg } from "../../bench/generate.js";
+import { runCli } from "../helpers/fixture.js";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const CLI = path.join(ROOT, "dist", "cli.js");
 
 const temps: string[] = [];
 afterEach(async () => {
@@ -37,19 +33,6 @@ async function readTree(root: string): Promise<Map<string, Buffer>> {
   return files;
 }
 
-function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = { ...process.env };
-  for (const name of Object.keys(env)) if (name.startsWith("CDSNAP_")) delete env[name];
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 test("the same seed generates byte-identical posts", async () => {
   const [a, b] = [await tempDir(), await tempDir()];
@@ -66,7 +49,6 @@ test("the same seed generates byte-identical posts", async () => {
 });
 
 test("cdsnap build accepts a generated organization and publishes its posts", async () => {
-  expect(existsSync(CLI), "dist/cli.js is missing: run npm run build:cli").toBe(true);
   const dir = await tempDir();
   const org = generateOrg({ dir, orgId: "bench", posts: 30, seed: 7 });
 

@@ -26,23 +26,13 @@ import {
   sleep,
   startCli,
   writeBulkPosts,
+  SEED,
+  seededRandom,
 } from "./helpers.js";
 
 const POSTS = 2_000;
 const KILLS = scaled(20, 5);
-const SEED = Number(process.env.RELIABILITY_SEED ?? Math.floor(Math.random() * 2 ** 31));
-
-/** A small seeded generator, so a failing run can be repeated with RELIABILITY_SEED. */
-function random(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
-}
-const rand = random(SEED);
+const rand = seededRandom();
 
 const figures = {
   builds: { kills: 0, old: 0, new: 0, completed: 0, files: 0, gets: 0, getFailures: 0, converged: false, buildMs: 0 },

@@ -22,21 +22,9 @@ import {
   type CliServer,
   type Site,
 } from "../server/helpers.js";
-import { SecretScanner, budget, httpCall, plantCanarySecrets, printFigures, runCliBounded, scaled, secretsOf, sleep } from "./helpers.js";
+import { SecretScanner, budget, httpCall, plantCanarySecrets, printFigures, runCliBounded, scaled, secretsOf, sleep, seededRandom } from "./helpers.js";
 
-const SEED = Number(process.env.RELIABILITY_SEED ?? Math.floor(Math.random() * 2 ** 31));
-
-/** A small seeded generator, so a failing run can be repeated with RELIABILITY_SEED. */
-function random(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
-}
-const rand = random(SEED);
+const rand = seededRandom();
 
 const figures = {
   commits: { rounds: 0, reconciled: 0 },

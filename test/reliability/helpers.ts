@@ -37,6 +37,20 @@ export function printFigures(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
+/** The seed of this run's random choices: print it, and replay a failure with RELIABILITY_SEED. */
+export const SEED = Number(process.env.RELIABILITY_SEED ?? Math.floor(Math.random() * 2 ** 31));
+
+/** A small seeded generator (xorshift32), so a failing run can be repeated. */
+export function seededRandom(seed = SEED): () => number {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+}
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export function percentile(values: readonly number[], p: number): number {
