@@ -6,7 +6,7 @@
  */
 import { symlink, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { fileOf } from "../../src/api-paths.js";
 import type { Db } from "../../src/db/open.js";
 import {
@@ -17,27 +17,22 @@ import {
   insertCategory,
   insertOrg,
   liveGenerationOf,
-  makeFixture,
   makeTempDir,
   pathExists,
   postMeta,
   readTreeJson,
-  removeDir,
   stateDirOf,
   withDb,
   writePost,
   type Fixture,
+  fixturesRemovedAfterEach,
 } from "../helpers/fixture.js";
 
-const cleanup: string[] = [];
-afterEach(async () => {
-  await Promise.all(cleanup.splice(0).map(removeDir));
-});
+const { fixture, removeAfterEach } = fixturesRemovedAfterEach();
 
 /** One organization `acme` with a category, a block and a valid post. */
 async function baseFixture(): Promise<Fixture> {
-  const fx = await makeFixture();
-  cleanup.push(fx.dir);
+  const fx = await fixture();
   withDb(fx.db, (db) => {
     insertOrg(db, { id: "acme", slug: "acme" });
     insertCategory(db, "acme", { id: "cat-news", slug: "news", value: "News" });
@@ -450,7 +445,7 @@ describe("D9: every problem is listed at once", () => {
 
 test("a content folder that does not exist is a usage error, not a half build", async () => {
   const dir = await makeTempDir();
-  cleanup.push(dir);
+  removeAfterEach(dir);
   const fx = await baseFixture();
   await expect(buildFixture(fx, { content: path.join(dir, "missing") })).rejects.toThrow(/does not exist/);
   expect(await pathExists(fx.out)).toBe(false);

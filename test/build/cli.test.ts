@@ -4,7 +4,7 @@
  */
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeAll, describe, expect, test } from "vitest";
+import { beforeAll, describe, expect, test } from "vitest";
 import type { BuildReport } from "../../src/report.js";
 import {
   buildArgs,
@@ -13,20 +13,16 @@ import {
   insertBlock,
   insertCategory,
   insertOrg,
-  makeFixture,
   pathExists,
   postMeta,
-  removeDir,
   runCli,
   withDb,
   writePost,
   type Fixture,
+  fixturesRemovedAfterEach,
 } from "../helpers/fixture.js";
 
-const cleanup: string[] = [];
-afterEach(async () => {
-  await Promise.all(cleanup.splice(0).map(removeDir));
-});
+const { fixture } = fixturesRemovedAfterEach();
 
 beforeAll(async () => {
   await cliPath(); // bundle once, outside any single test's time
@@ -47,8 +43,7 @@ function lines(replace: Record<string, string | null>, extra: string[] = []): st
 
 /** A small organization with a past post, and two posts scheduled far in the future. */
 async function reportFixture(): Promise<Fixture> {
-  const fx = await makeFixture();
-  cleanup.push(fx.dir);
+  const fx = await fixture();
   withDb(fx.db, (db) => {
     insertOrg(db, { id: "acme", slug: "acme" });
     insertOrg(db, { id: "other", slug: "other" });
@@ -127,8 +122,7 @@ describe("cdsnap build", () => {
   });
 
   test("bad data: every problem is listed on stderr with its file:line or table[key], exit non-zero, nothing written", async () => {
-    const fx = await makeFixture();
-    cleanup.push(fx.dir);
+    const fx = await fixture();
     withDb(fx.db, (db) => {
       insertOrg(db, { id: "acme", slug: "acme" });
       insertOrg(db, { id: "acme2", slug: "Not A Slug" });

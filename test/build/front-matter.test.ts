@@ -3,33 +3,20 @@
  * broken YAML is a clear error naming the file, never code execution, never a
  * hang, never a silently different value.
  */
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { fileOf } from "../../src/api-paths.js";
 import type { ContentDetail } from "../../src/model/api.js";
 import {
   buildFixture,
   buildProblems,
-  insertOrg,
-  makeFixture,
   pathExists,
   readTreeJson,
-  removeDir,
-  withDb,
   writePost,
-  type Fixture,
+  fixturesRemovedAfterEach,
 } from "../helpers/fixture.js";
 
-const cleanup: string[] = [];
-afterEach(async () => {
-  await Promise.all(cleanup.splice(0).map(removeDir));
-});
+const { orgFixture } = fixturesRemovedAfterEach();
 
-async function orgFixture(): Promise<Fixture> {
-  const fx = await makeFixture();
-  cleanup.push(fx.dir);
-  withDb(fx.db, (db) => insertOrg(db, { id: "acme", slug: "acme" }));
-  return fx;
-}
 
 const REQUIRED = ["id: p1", "title: T", "slug: p1", "status: published", "publishedAt: 2026-01-05", "authorName: A"];
 

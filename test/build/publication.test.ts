@@ -1,36 +1,26 @@
 /** D1: what is published, decided at build time by status and the build instant `now`. */
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { fileOf, type Route } from "../../src/api-paths.js";
 import { readPages } from "../../src/emit/emit-tree.js";
 import type { Block, ContentList } from "../../src/model/api.js";
 import {
   buildFixture,
   insertBlock,
-  insertOrg,
   listFiles,
   liveGenerationOf,
-  makeFixture,
   postMeta,
   readTreeJson,
-  removeDir,
   withDb,
   writePost,
   type Fixture,
+  fixturesRemovedAfterEach,
 } from "../helpers/fixture.js";
 
-const cleanup: string[] = [];
-afterEach(async () => {
-  await Promise.all(cleanup.splice(0).map(removeDir));
-});
+const { fixture, orgFixture: fixtureOf } = fixturesRemovedAfterEach();
 
 const ORG = "acme";
 
-async function orgFixture(): Promise<Fixture> {
-  const fx = await makeFixture();
-  cleanup.push(fx.dir);
-  withDb(fx.db, (db) => insertOrg(db, { id: ORG, slug: "acme" }));
-  return fx;
-}
+const orgFixture = () => fixtureOf(ORG);
 
 /** Whether a post is visible anywhere: in the list, by id, by slug, or under references. */
 async function visibility(fx: Fixture, id: string, slug: string) {
@@ -103,8 +93,7 @@ describe("D1: publication", () => {
   });
 
   test("the demo's scheduled post appears when built after its date; its draft and archived posts still do not", async () => {
-    const fx = await makeFixture({ demo: true });
-    cleanup.push(fx.dir);
+    const fx = await fixture({ demo: true });
     const report = await buildFixture(fx, { now: new Date("2099-01-01T00:00:00Z") });
     const list = await readTreeJson<ContentList>(fx.out, fileOf({ kind: "contents", orgId: "demo" }));
     expect(list.items[0]?.id).toBe("post-0018");

@@ -5,7 +5,7 @@
  */
 import { lstat, readFile, readdir, readlink, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { fileOf, orgFolderOf } from "../../src/api-paths.js";
 import { readPages } from "../../src/emit/emit-tree.js";
 import type { ContentList, Organization } from "../../src/model/api.js";
@@ -17,25 +17,16 @@ import {
   insertBlock,
   listFiles,
   liveGenerationOf,
-  makeFixture,
   readTreeJson,
-  removeDir,
   stateDirOf,
   withDb,
   type FileIdentity,
-  type Fixture,
+  fixturesRemovedAfterEach,
 } from "../helpers/fixture.js";
 
-const cleanup: string[] = [];
-afterEach(async () => {
-  await Promise.all(cleanup.splice(0).map(removeDir));
-});
+const { fixture } = fixturesRemovedAfterEach();
 
-async function demoFixture(): Promise<Fixture> {
-  const fx = await makeFixture({ demo: true });
-  cleanup.push(fx.dir);
-  return fx;
-}
+const demoFixture = () => fixture({ demo: true });
 
 /** Files whose inode, mtime or bytes differ between two snapshots of a tree. */
 function changedFiles(before: Map<string, FileIdentity>, after: Map<string, FileIdentity>): string[] {

@@ -10,6 +10,7 @@ import { cp, lstat, mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFi
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterEach } from "vitest";
 import { stringify as stringifyYaml } from "yaml";
 import { build, type BuildOptions } from "../../src/build.js";
 import { seedDemo } from "../../src/db/demo-seed.js";
@@ -63,6 +64,32 @@ export async function makeFixture(options: { demo?: boolean } = {}): Promise<Fix
   createDatabase(fixture.db, { demo: options.demo });
   if (options.demo) await cp(DEMO_CONTENT, fixture.content, { recursive: true });
   return fixture;
+}
+
+/**
+ * Fixtures (and other folders) removed after each test of the calling file;
+ * call once at the top of a test file.
+ */
+export function fixturesRemovedAfterEach() {
+  const made: string[] = [];
+  afterEach(async () => {
+    await Promise.all(made.splice(0).map(removeDir));
+  });
+  const fixture = async (options: { demo?: boolean } = {}): Promise<Fixture> => {
+    const fx = await makeFixture(options);
+    made.push(fx.dir);
+    return fx;
+  };
+  return {
+    fixture,
+    /** A fixture whose database holds one organization (slug = id) and nothing else. */
+    async orgFixture(orgId = "acme"): Promise<Fixture> {
+      const fx = await fixture();
+      withDb(fx.db, (db) => insertOrg(db, { id: orgId, slug: orgId }));
+      return fx;
+    },
+    removeAfterEach: (dir: string) => void made.push(dir),
+  };
 }
 
 // ------------------------------------------------------------------- database
