@@ -13,9 +13,8 @@ import { fileURLToPath } from "node:url";
 import { build, type BuildOptions } from "../../src/build.js";
 import { seedDemo } from "../../src/db/demo-seed.js";
 import { migrate } from "../../src/db/migrations.js";
-import { openDatabase, type Db } from "../../src/db/open.js";
 import type { BuildReport } from "../../src/report.js";
-import { cliPath } from "../helpers/fixture.js";
+import { cliPath, withDb } from "../helpers/fixture.js";
 
 export { cliPath };
 
@@ -53,14 +52,8 @@ export async function removeSite(site: Site | undefined): Promise<void> {
   if (site) await rm(site.dir, { recursive: true, force: true });
 }
 
-export function withDb<T>(file: string, fn: (db: Db) => T): T {
-  const db = openDatabase(file, { create: true });
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
-}
+/** Runs `fn` on a read-write handle of the database (a connection of its own, like an admin tool). */
+export { withDb };
 
 // ------------------------------------------------------------------ the tree
 

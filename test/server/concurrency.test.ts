@@ -15,6 +15,7 @@ import {
   storedBusiness,
   type Served,
 } from "./helpers.js";
+import type { Organization, BusinessOffer as Offer } from "../../src/model/api.js";
 
 type Site = Served & { stop(): Promise<void> };
 let site: Site | undefined;
@@ -27,16 +28,6 @@ const ORG = api("demo", "organization");
 const DESCRIPTION = api("demo", "business-description");
 const OFFERS = api("demo", "business-offers");
 
-interface Offer {
-  name: string;
-  description: string;
-  link?: string;
-}
-interface Organization {
-  id: string;
-  businessDescription: string;
-  businessOffers: Offer[];
-}
 
 const offersOf = (i: number): Offer[] => [
   { name: `Batch ${i} first`, description: `First offer of batch ${i}.`, link: `https://northwind.example/${i}/1` },

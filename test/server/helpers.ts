@@ -17,8 +17,9 @@ import { expect } from "vitest";
 import { build } from "../../src/build.js";
 import { seedDemo } from "../../src/db/demo-seed.js";
 import { migrate } from "../../src/db/migrations.js";
-import { openDatabase, type Db } from "../../src/db/open.js";
+import { openDatabase } from "../../src/db/open.js";
 import { treeStoreOf } from "../../src/emit/tree-store.js";
+import { withDb } from "../helpers/fixture.js";
 import { startServer, type RunningServer, type ServeOptions } from "../../src/server/create-server.js";
 
 export { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
@@ -61,14 +62,7 @@ export async function removeSite(site: Site | undefined): Promise<void> {
 }
 
 /** Runs `fn` on a read-write handle of the database (a connection of its own, like an admin tool). */
-export function withDb<T>(file: string, fn: (db: Db) => T): T {
-  const db = openDatabase(file, { create: true });
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
-}
+export { withDb };
 
 // ----------------------------------------------------------------- the server
 

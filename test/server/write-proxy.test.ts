@@ -21,6 +21,7 @@ import {
   storedBusiness,
   type Served,
 } from "./helpers.js";
+import type { Organization, BusinessOffer as Offer } from "../../src/model/api.js";
 
 type Site = Served & { stop(): Promise<void> };
 let site: Site;
@@ -39,16 +40,6 @@ const DESCRIPTION = api("demo", "business-description");
 const OFFERS = api("demo", "business-offers");
 const ORG = api("demo", "organization");
 
-interface Offer {
-  name: string;
-  description: string;
-  link?: string;
-}
-interface Organization {
-  id: string;
-  businessDescription: string;
-  businessOffers: Offer[];
-}
 
 async function readOrganization(): Promise<Organization> {
   const res = await call(site.url, ORG, { key: DEMO_READ_KEY });
