@@ -9,6 +9,7 @@
  *   BENCH_LARGE_REPEAT=1        repetitions at 100k posts and more
  *   BENCH_HTTP_SECONDS=10       duration of each HTTP load run
  *   BENCH_SERVE_SIZE=10000      the size the HTTP benchmark runs on (1000 in quick mode)
+ *   BENCH_PARTS=builds,http     what to measure; `http` alone builds the serve size once and loads the server
  */
 import { writeFileSync } from "node:fs";
 import os from "node:os";
@@ -46,19 +47,24 @@ async function main(): Promise<void> {
   const largeReps = Math.round(positive("BENCH_LARGE_REPEAT", 1));
   const seconds = positive("BENCH_HTTP_SECONDS", 10);
   const serveSize = quick ? 1000 : Math.round(positive("BENCH_SERVE_SIZE", 10_000));
+  const parts = new Set((process.env.BENCH_PARTS ?? "builds,http").split(",").map((p) => p.trim()));
+  for (const part of parts) if (part !== "builds" && part !== "http") throw new Error(`BENCH_PARTS knows builds and http, not "${part}"`);
+  const measureBuilds = parts.has("builds");
+  const measureHttp = parts.has("http");
 
   snapshotCli();
   const run: RunResult = {
     sizes: [],
     serve: null,
-    reps,
+    reps: measureBuilds ? reps : 1,
     largeReps,
     code: describeCode(),
     loadBefore: os.loadavg(),
     loadAfter: [],
     startedAt: new Date(),
   };
-  for (const posts of [...new Set(sizes)].sort((a, b) => a - b)) {
+  const allSizes = measureBuilds ? sizes : [serveSize];
+  for (const posts of [...new Set(allSizes)].sort((a, b) => a - b)) {
     const org = ensureOrg(ORG_ID, posts, SEED);
     const large = posts >= LARGE;
     const times = large ? largeReps : reps;
@@ -67,10 +73,12 @@ async function main(): Promise<void> {
     const work = await makeWorkOrg(org, workDir, !large);
     const result: SizeResult = { posts, outputFiles: 0, outputBytes: 0, steps: {} };
     progress(`${posts} posts: full builds, floor, rebuilds (${times === 1 ? "1 run" : `${times} runs`} each)`);
-    await measureFull(work, times, result);
-    await measureNoop(work, times, result);
-    if (!large) await measureChanges(work, times, result);
-    if (posts === serveSize) {
+    await measureFull(work, measureBuilds ? times : 1, result);
+    if (measureBuilds) {
+      await measureNoop(work, times, result);
+      if (!large) await measureChanges(work, times, result);
+    }
+    if (measureHttp && posts === serveSize) {
       const result = await benchServe({
         db: work.db,
         content: work.content,
