@@ -4,13 +4,14 @@
  * build, and the previous tree stays live).
  */
 import { randomBytes, scrypt } from "node:crypto";
-import { lstat, readFile, realpath, stat, writeFile } from "node:fs/promises";
+import { lstat, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { AuditFailedError, UsageError } from "../errors.js";
 import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { expectationsOf, readAuditInputs } from "./audit-inputs.js";
 import { auditTree, inspectBytes, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
 import type { SwapContext } from "../emit/emit-tree.js";
+import { readJsonLines, writeJsonLines } from "../emit/json-lines.js";
 import { needlesOf } from "./scan-secrets.js";
 import { routeOfFile, type RouteKind } from "../api-paths.js";
 import type { FileFacts } from "./tree-rules.js";
@@ -80,34 +81,51 @@ export function createBuildAudit(
       const previous = context.live ? await readAuditRecord(context.live.dir) : null;
       const salt = previous?.salt ?? randomBytes(16).toString("hex");
       const secretsKey = await secretsKeyOf(secrets, salt);
-      const reuse = previous && previous.secretsKey === secretsKey ? new Map(Object.entries(previous.files)) : undefined;
+      const reuse = previous && previous.secretsKey === secretsKey ? previous.files : undefined;
       const result = await auditTree(gen.tree, expectations, secrets, { inspected, previous: reuse, sha256Of: context.sha256Of });
       if (!result.ok) throw new AuditFailedError(result.problems);
-      const files: AuditRecord["files"] = {};
-      for (const facts of result.facts) {
-        const sha256 = context.sha256Of(facts.rel);
-        if (sha256) files[facts.rel] = { sha256, facts };
-      }
-      await writeFile(path.join(gen.dir, AUDIT_RECORD), JSON.stringify({ version: 1, salt, secretsKey, files }));
+      await writeJsonLines(path.join(gen.dir, AUDIT_RECORD), auditLines(salt, secretsKey, result.facts, context.sha256Of));
     },
   };
 }
 
-const AUDIT_RECORD = "audit.json";
+const AUDIT_RECORD = "audit.jsonl";
+const AUDIT_RECORD_VERSION = 2;
 
 const shapeOf = (kind: RouteKind) => (kind === "contentBySlug" ? "content" : kind === "blockBySlug" ? "block" : kind);
 
 interface AuditRecord {
-  version: 1;
   salt: string;
   secretsKey: string;
-  files: Record<string, { sha256: string; facts: FileFacts }>;
+  files: Map<string, { sha256: string; facts: FileFacts }>;
+}
+
+/** A header line, then one line per file: the facts recorded for the bytes with that SHA-256. */
+type AuditHeader = { version: number; salt: string; secretsKey: string };
+type AuditLine = [sha256: string, facts: FileFacts];
+
+function* auditLines(salt: string, secretsKey: string, facts: readonly FileFacts[], sha256Of: SwapContext["sha256Of"]): Generator<unknown> {
+  yield { version: AUDIT_RECORD_VERSION, salt, secretsKey } satisfies AuditHeader;
+  for (const fileFacts of facts) {
+    const sha256 = sha256Of(fileFacts.rel);
+    if (sha256) yield [sha256, fileFacts] satisfies AuditLine;
+  }
 }
 
 async function readAuditRecord(genDir: string): Promise<AuditRecord | null> {
   try {
-    const record = JSON.parse(await readFile(path.join(genDir, AUDIT_RECORD), "utf8")) as AuditRecord;
-    return record.version === 1 ? record : null;
+    let record: AuditRecord | null = null;
+    for await (const value of readJsonLines(path.join(genDir, AUDIT_RECORD))) {
+      if (record === null) {
+        const header = value as AuditHeader;
+        if (header.version !== AUDIT_RECORD_VERSION) return null;
+        record = { salt: header.salt, secretsKey: header.secretsKey, files: new Map() };
+        continue;
+      }
+      const [sha256, facts] = value as AuditLine;
+      record.files.set(facts.rel, { sha256, facts });
+    }
+    return record;
   } catch {
     return null;
   }

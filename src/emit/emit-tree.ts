@@ -9,14 +9,15 @@
  * changes nothing writes nothing and keeps the live generation.
  */
 import { createHash } from "node:crypto";
-import { linkSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { link, readFile, rm, writeFile } from "node:fs/promises";
+import { lstatSync, readFileSync } from "node:fs";
+import { link, lstat, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileOf, parseApiPath } from "../api-paths.js";
 import { FILE_CONCURRENCY, mapLimit } from "../concurrency.js";
 import type { PostRecord } from "../model/snapshot.js";
 import type { PageMembership } from "../render/blocks.js";
 import { canonicalJson } from "../render/canonical-json.js";
+import { readJsonLines, writeJsonLines } from "./json-lines.js";
 import { categoryKeyOf, renderPostFiles, type OrgPlan } from "../render/render-org.js";
 import {
   generation,
@@ -36,13 +37,31 @@ type CachedPost = Omit<PostRecord, "body"> & { key: string };
 type FileEntry = [sha256: string, ino: number, mtimeMs: number, size: number];
 
 interface Manifest {
-  version: 3;
-  files: Record<string, FileEntry>;
-  pages: Record<string, string>;
-  posts: Record<string, Record<string, CachedPost>>;
+  files: Map<string, FileEntry>;
+  /** The hash of each organization's page membership file. */
+  pages: Map<string, string>;
+  /** Per organization, the record of every post by file. */
+  posts: Map<string, Map<string, CachedPost>>;
 }
 
-const EMPTY: Manifest = { version: 3, files: {}, pages: {}, posts: {} };
+const emptyManifest = (): Manifest => ({ files: new Map(), pages: new Map(), posts: new Map() });
+
+const MANIFEST_VERSION = 4;
+
+/** One line per file, page membership and post record, after a header line naming the version. */
+type ManifestLine =
+  | ["file", rel: string, ...entry: FileEntry]
+  | ["pages", orgId: string, hash: string]
+  | ["post", orgId: string, file: string, record: CachedPost];
+
+function* manifestLines(manifest: Manifest): Generator<unknown> {
+  yield { version: MANIFEST_VERSION };
+  for (const [rel, entry] of manifest.files) yield ["file", rel, ...entry] satisfies ManifestLine;
+  for (const [orgId, hash] of manifest.pages) yield ["pages", orgId, hash] satisfies ManifestLine;
+  for (const [orgId, byFile] of manifest.posts) {
+    for (const [file, record] of byFile) yield ["post", orgId, file, record] satisfies ManifestLine;
+  }
+}
 
 export interface EmitStats {
   written: number;
@@ -98,13 +117,32 @@ export function fileBytes(json: unknown): Buffer {
   return Buffer.from(canonicalJson(json), "utf8");
 }
 
+/** The generation's manifest; empty when it is missing, unreadable or of another version (the build then starts afresh). */
 export async function readManifest(gen: Generation): Promise<Manifest> {
+  const manifest = emptyManifest();
   try {
-    const manifest = JSON.parse(await readFile(manifestFileOf(gen), "utf8")) as Manifest;
-    return manifest.version === 3 ? manifest : EMPTY;
+    let header = true;
+    for await (const value of readJsonLines(manifestFileOf(gen))) {
+      if (header) {
+        if ((value as { version?: unknown }).version !== MANIFEST_VERSION) return emptyManifest();
+        header = false;
+        continue;
+      }
+      const line = value as ManifestLine;
+      if (line[0] === "file") manifest.files.set(line[1], [line[2], line[3], line[4], line[5]]);
+      else if (line[0] === "pages") manifest.pages.set(line[1], line[2]);
+      else postsOf(manifest, line[1]).set(line[2], line[3]);
+    }
+    return manifest;
   } catch {
-    return EMPTY;
+    return emptyManifest();
   }
+}
+
+function postsOf(manifest: Manifest, orgId: string): Map<string, CachedPost> {
+  let byFile = manifest.posts.get(orgId);
+  if (!byFile) manifest.posts.set(orgId, (byFile = new Map()));
+  return byFile;
 }
 
 /** The live generation and its manifest: what a build starts from. */
@@ -115,14 +153,14 @@ export interface Previous {
 
 export async function loadPrevious(store: TreeStore): Promise<Previous> {
   const live = await liveGeneration(store);
-  return { live, manifest: live ? await readManifest(live) : EMPTY };
+  return { live, manifest: live ? await readManifest(live) : emptyManifest() };
 }
 
 /** The records the live generation was built from, by file, for readPosts to reuse. */
 export function previousRecords(previous: Previous): Map<string, PostRecord> {
   const records = new Map<string, PostRecord>();
-  for (const byFile of Object.values(previous.manifest.posts)) {
-    for (const [file, { key: _key, ...record }] of Object.entries(byFile)) records.set(file, record);
+  for (const byFile of previous.manifest.posts.values()) {
+    for (const [file, { key: _key, ...record }] of byFile) records.set(file, record);
   }
   return records;
 }
@@ -187,7 +225,7 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
       entry = null;
       try {
         const info = lstatSync(path.join(live.tree, rel));
-        const known = manifest.files[rel];
+        const known = manifest.files.get(rel);
         if (info.isFile()) {
           const same = known && known[1] === info.ino && known[2] === info.mtimeMs && known[3] === info.size;
           entry = [same ? known[0] : sha256(readFileSync(path.join(live.tree, rel))), info.ino, info.mtimeMs, info.size];
@@ -226,15 +264,15 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
       const bytes = fileBytes(file.json);
       outputs.push({ rel, orgId: plan.orgId, bytes, sha256: sha256(bytes) });
     }
-    const cachedPosts = manifest.posts[plan.orgId] ?? {};
+    const cachedPosts = manifest.posts.get(plan.orgId);
     for (const post of plan.posts) {
       const rels = postRels(plan.orgId, post);
       for (const rel of rels) claim(rel, post.file);
       const key = sha256(`${options.codeVersion}\u0000${post.fingerprint}\u0000${categoryKeyOf(post, plan.categories)}`);
       const reuse =
         live !== null &&
-        cachedPosts[post.file]?.key === key &&
-        rels.every((rel) => manifest.files[rel] !== undefined && liveEntry(rel)?.[0] === manifest.files[rel]![0]);
+        cachedPosts?.get(post.file)?.key === key &&
+        rels.every((rel) => manifest.files.has(rel) && liveEntry(rel)?.[0] === manifest.files.get(rel)![0]);
       jobs.push({ orgId: plan.orgId, post, key, rels, reuse, plan });
     }
   }
@@ -242,11 +280,11 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
   const unchangedOutputs = new Set<string>();
   for (const output of outputs) if (live && liveEntry(output.rel)?.[0] === output.sha256) unchangedOutputs.add(output.rel);
 
-  const removedRels = Object.keys(manifest.files).filter((rel) => !owners.has(rel) && !keeps(orgOfFile(rel)));
+  const removedRels = [...manifest.files.keys()].filter((rel) => !owners.has(rel) && !keeps(orgOfFile(rel)));
   const pages = new Map(plans.map((p) => [p.orgId, canonicalJson(p.pages)]));
   const pagesChanged =
-    [...pages].some(([orgId, json]) => manifest.pages[orgId] !== sha256(json)) ||
-    Object.keys(manifest.pages).some((orgId) => !pages.has(orgId) && !keeps(orgId));
+    [...pages].some(([orgId, json]) => manifest.pages.get(orgId) !== sha256(json)) ||
+    [...manifest.pages.keys()].some((orgId) => !pages.has(orgId) && !keeps(orgId));
 
   const noOp =
     live !== null &&
@@ -261,47 +299,48 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
   }
 
   const gen = generation(store, await nextGenerationId(store));
-  const next: Manifest = { version: 3, files: {}, pages: {}, posts: {} };
+  const next = emptyManifest();
   const changes: ChangedPaths = { added: [], changed: [], removed: removedRels.map(apiPathOfFile) };
   for (const rel of removedRels) statsOf(orgOfFile(rel)).removed++;
   let postsRendered = 0;
   try {
-    const carried = Object.keys(manifest.files).filter((rel) => keeps(orgOfFile(rel)));
-    makeFolders(gen, [...owners.keys(), ...carried]);
+    const carried = [...manifest.files.keys()].filter((rel) => keeps(orgOfFile(rel)));
+    await makeFolders(gen, [...owners.keys(), ...carried]);
 
-    // Synchronous on purpose: tens of thousands of small files cost far less CPU
-    // as plain syscalls than as promise-wrapped ones, and a build has no other
-    // work for the event loop meanwhile. A hard link keeps the inode and mtime,
-    // so the live entry stays true.
-    const linkLive = (rel: string, orgId: string) => {
-      linkSync(path.join(live!.tree, rel), path.join(gen.tree, rel));
+    // Every write and link is awaited by the job that made it: the kernel's work
+    // (creating inodes and directory entries, most of a full build's time here)
+    // runs on libuv's threads, on the other core, while this thread renders the
+    // next posts. mapLimit bounds the jobs, hence the files open at once. A hard
+    // link keeps the inode and mtime, so the live entry stays true.
+    const linkLive = async (rel: string, orgId: string) => {
+      await link(path.join(live!.tree, rel), path.join(gen.tree, rel));
       statsOf(orgId).unchanged++;
-      next.files[rel] = liveEntry(rel)!;
+      next.files.set(rel, liveEntry(rel)!);
     };
-    const writeNew = (rel: string, orgId: string, bytes: Buffer, hash: string) => {
+    const writeNew = async (rel: string, orgId: string, bytes: Buffer, hash: string) => {
       options.onWrite?.(rel, bytes);
       const target = path.join(gen.tree, rel);
-      writeFileSync(target, bytes);
-      const info = lstatSync(target);
+      await writeFile(target, bytes);
+      const info = await lstat(target);
       statsOf(orgId).written++;
-      (rel in manifest.files ? changes.changed : changes.added).push(apiPathOfFile(rel));
-      next.files[rel] = [hash, info.ino, info.mtimeMs, info.size];
+      (manifest.files.has(rel) ? changes.changed : changes.added).push(apiPathOfFile(rel));
+      next.files.set(rel, [hash, info.ino, info.mtimeMs, info.size]);
     };
 
-    for (const o of outputs) {
-      if (unchangedOutputs.has(o.rel)) linkLive(o.rel, o.orgId);
-      else writeNew(o.rel, o.orgId, o.bytes, o.sha256);
-    }
+    await mapLimit(outputs, FILE_CONCURRENCY, (o) =>
+      unchangedOutputs.has(o.rel) ? linkLive(o.rel, o.orgId) : writeNew(o.rel, o.orgId, o.bytes, o.sha256),
+    );
     let done = 0;
     await mapLimit(jobs, FILE_CONCURRENCY, async (job) => {
       if (job.reuse) {
-        for (const rel of job.rels) linkLive(rel, job.orgId);
+        await Promise.all(job.rels.map((rel) => linkLive(rel, job.orgId)));
       } else {
         const body = job.post.body ?? (await options.loadBody(job.post));
         const files = renderPostFiles(job.orgId, job.post, body, job.plan.categories);
         postsRendered++;
         // By id and by slug are the same object: serialize and hash it once.
         const serialized = new Map<unknown, { bytes: Buffer; hash: string }>();
+        const pending: Promise<void>[] = [];
         for (const [i, file] of files.entries()) {
           const rel = job.rels[i]!;
           let done = serialized.get(file.json);
@@ -310,37 +349,36 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
             serialized.set(file.json, (done = { bytes, hash: sha256(bytes) }));
           }
           const { bytes, hash } = done;
-          if (liveEntry(rel)?.[0] === hash) linkLive(rel, job.orgId);
-          else writeNew(rel, job.orgId, bytes, hash);
+          pending.push(liveEntry(rel)?.[0] === hash ? linkLive(rel, job.orgId) : writeNew(rel, job.orgId, bytes, hash));
         }
+        await Promise.all(pending);
       }
       delete job.post.body;
       options.onProgress?.(++done, jobs.length);
     });
-    for (const rel of carried) {
+    await mapLimit(carried, FILE_CONCURRENCY, async (rel) => {
       const entry = liveEntry(rel);
-      if (!entry) continue;
-      linkSync(path.join(live!.tree, rel), path.join(gen.tree, rel));
-      next.files[rel] = entry;
-    }
+      if (!entry) return;
+      await link(path.join(live!.tree, rel), path.join(gen.tree, rel));
+      next.files.set(rel, entry);
+    });
 
     for (const [orgId, json] of pages) {
       await writeFile(pagesFileOf(gen, orgId), json);
-      next.pages[orgId] = sha256(json);
+      next.pages.set(orgId, sha256(json));
     }
-    for (const [orgId, hash] of Object.entries(manifest.pages)) {
+    for (const [orgId, hash] of manifest.pages) {
       if (!keeps(orgId)) continue;
       await link(pagesFileOf(live!, orgId), pagesFileOf(gen, orgId));
-      next.pages[orgId] = hash;
+      next.pages.set(orgId, hash);
     }
     const keyOf = new Map(jobs.map((job) => [job.post.file, job.key]));
     for (const [orgId, records] of options.records) {
       if (!planned.has(orgId)) continue;
-      const byFile: Record<string, CachedPost> = {};
-      for (const { body: _body, ...record } of records) byFile[record.file] = { ...record, key: keyOf.get(record.file) ?? "" };
-      next.posts[orgId] = byFile;
+      const byFile = postsOf(next, orgId);
+      for (const { body: _body, ...record } of records) byFile.set(record.file, { ...record, key: keyOf.get(record.file) ?? "" });
     }
-    for (const [orgId, byFile] of Object.entries(manifest.posts)) if (keeps(orgId)) next.posts[orgId] = byFile;
+    for (const [orgId, byFile] of manifest.posts) if (keeps(orgId)) next.posts.set(orgId, byFile);
 
     const written = [...perOrg.values()].reduce((n, s) => n + s.written, 0);
     if (live && written === 0 && removedRels.length === 0 && !pagesChanged) {
@@ -348,8 +386,8 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
       await rm(gen.dir, { recursive: true, force: true });
       return { generation: live.id, swapped: false, perOrg, changes: { added: [], changed: [], removed: [] }, postsRendered };
     }
-    await writeFile(manifestFileOf(gen), JSON.stringify(next));
-    await options.beforeSwap?.(gen, { live, sha256Of: (rel) => next.files[rel]?.[0] });
+    await writeJsonLines(manifestFileOf(gen), manifestLines(next));
+    await options.beforeSwap?.(gen, { live, sha256Of: (rel) => next.files.get(rel)?.[0] });
     await swapTo(store, gen);
   } catch (error) {
     await rm(gen.dir, { recursive: true, force: true });
@@ -360,18 +398,21 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
   return { generation: gen.id, swapped: true, perOrg, changes, postsRendered };
 }
 
-/** Creates every folder the files need, parents before children. */
-function makeFolders(gen: Generation, rels: readonly string[]): void {
+/** Creates every folder the files need, parents before children, siblings in parallel. */
+async function makeFolders(gen: Generation, rels: readonly string[]): Promise<void> {
+  const byDepth: string[][] = [];
   const dirs = new Set<string>();
   for (const rel of rels) {
-    let dir = path.dirname(path.join(gen.tree, rel));
-    while (dir.startsWith(gen.tree) && !dirs.has(dir)) {
+    let dir = path.dirname(rel);
+    while (dir !== "." && !dirs.has(dir)) {
       dirs.add(dir);
+      (byDepth[dir.split("/").length] ??= []).push(dir);
       dir = path.dirname(dir);
     }
   }
-  mkdirSync(path.join(gen.dir, "pages"), { recursive: true });
-  mkdirSync(gen.tree, { recursive: true });
-  dirs.delete(gen.tree);
-  for (const dir of [...dirs].sort((a, b) => a.length - b.length)) mkdirSync(dir);
+  await mkdir(path.join(gen.dir, "pages"), { recursive: true });
+  await mkdir(gen.tree, { recursive: true });
+  for (const level of byDepth) {
+    if (level) await mapLimit(level, FILE_CONCURRENCY, (dir) => mkdir(path.join(gen.tree, dir)));
+  }
 }

@@ -79,12 +79,16 @@ export async function readText(realRoot: string, root: string, rel: string, real
   }
 }
 
-/** Reads and parses one post; the record holds its body. */
+/** Decides, as each post is parsed, whether its record keeps the body (bounded memory). */
+export type BodyPolicy = (record: PostRecord) => void;
+
+/** Reads and parses one post; the record holds its body unless `policy` lets it go. */
 async function parseOne(
   contentDir: string,
   realRoot: string,
   rel: string,
   realDirs: Map<string, Promise<string>>,
+  policy?: BodyPolicy,
 ): Promise<PostRecord | Problem[]> {
   let opened: Opened;
   try {
@@ -96,12 +100,23 @@ async function parseOne(
   const result = parsePost(rel, opened.text);
   if (!result.post) return result.problems;
   const { body, ...rest } = result.post;
-  return { ...rest, excerpt: rest.meta.excerpt ?? deriveExcerpt(body), fingerprint: opened.fingerprint, body };
+  // Strings cut from the file's text (slugs, dates, links) are views that keep
+  // the whole text alive, body included, after the body is let go: the record
+  // holds copies instead.
+  const record: PostRecord = structuredClone({ ...rest, excerpt: rest.meta.excerpt ?? deriveExcerpt(body), fingerprint: opened.fingerprint });
+  record.body = body;
+  policy?.(record);
+  return record;
 }
 
 /** Parses the given files (in this thread); what a parse worker runs on its share. */
-export function parseFiles(contentDir: string, realRoot: string, rels: readonly string[]): Promise<(PostRecord | Problem[])[]> {
+export function parseFiles(
+  contentDir: string,
+  realRoot: string,
+  rels: readonly string[],
+  policy?: BodyPolicy,
+): Promise<(PostRecord | Problem[])[]> {
   const realDirs = new Map<string, Promise<string>>();
-  return mapLimit(rels, FILE_CONCURRENCY, (rel) => parseOne(contentDir, realRoot, rel, realDirs));
+  return mapLimit(rels, FILE_CONCURRENCY, (rel) => parseOne(contentDir, realRoot, rel, realDirs, policy));
 }
 

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Problem } from "../errors.js";
 import type { PostRecord } from "../model/snapshot.js";
-import { parseFiles } from "./parse-files.js";
+import { parseFiles, type BodyPolicy } from "./parse-files.js";
 
 /** Below this many files a worker's start-up costs more than it saves. */
 export const PARALLEL_THRESHOLD = 400;
@@ -31,11 +31,12 @@ export async function parseInParallel(
   contentDir: string,
   realRoot: string,
   rels: readonly string[],
+  policy: BodyPolicy,
 ): Promise<{ results: (PostRecord | Problem[])[]; threads: number }> {
   const threads = Math.min(availableParallelism(), Number(process.env.CDSNAP_PARSE_THREADS ?? 1) || 1);
   const workerFile = WORKER_URL.protocol === "file:" ? fileURLToPath(WORKER_URL) : "";
   if (rels.length < PARALLEL_THRESHOLD || threads < 2 || !workerFile.endsWith(".js") || !existsSync(workerFile)) {
-    return { results: await parseFiles(contentDir, realRoot, rels), threads: 1 };
+    return { results: await parseFiles(contentDir, realRoot, rels, policy), threads: 1 };
   }
   const results = new Array<PostRecord | Problem[]>(rels.length);
   let next = 0;
@@ -52,7 +53,10 @@ export async function parseInParallel(
           worker.postMessage(task);
         });
         worker.removeAllListeners("error");
-        batch.forEach((result, i) => (results[start + i] = result));
+        batch.forEach((result, i) => {
+          if (!Array.isArray(result)) policy(result);
+          results[start + i] = result;
+        });
       }
     } finally {
       await worker.terminate();

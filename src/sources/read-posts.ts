@@ -77,17 +77,17 @@ export async function readPosts(
   });
   const toParse = results.flatMap((result, i) => (result === undefined ? [i] : []));
   const rels = toParse.map((i) => inOrgFolder[i]!.path);
-  const { results: fresh, threads } = await parseInParallel(contentDir, realRoot, rels);
-  parsed = rels.length;
   let kept = 0;
   const budget = options.bodyBudget ?? DEFAULT_BODY_BUDGET;
-  fresh.forEach((result, n) => {
-    if (!Array.isArray(result) && result.body !== undefined) {
-      if (kept + result.body.length <= budget) kept += result.body.length;
-      else delete result.body;
-    }
-    results[toParse[n]!] = result;
-  });
+  // Applied as each post is parsed, so no more bodies than the budget are ever held at once.
+  const keepWithinBudget = (record: PostRecord) => {
+    if (record.body === undefined) return;
+    if (kept + record.body.length <= budget) kept += record.body.length;
+    else delete record.body;
+  };
+  const { results: fresh, threads } = await parseInParallel(contentDir, realRoot, rels, keepWithinBudget);
+  parsed = rels.length;
+  fresh.forEach((result, n) => (results[toParse[n]!] = result));
   results.forEach((result, i) => {
     if (result === undefined) return;
     if (Array.isArray(result)) {

@@ -1,4 +1,4 @@
-import { readFile, rm, utimes } from "node:fs/promises";
+import { readFile, rm, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pathOf } from "../../src/api-paths.js";
@@ -151,6 +151,25 @@ describe("incremental builds", () => {
     expect(report).toMatchObject({ changed: false, postsParsed: 1, postsRendered: 1 });
     expect((await liveGenerationOf(fx.out)).id).toBe(gen);
     expect(await identitiesOf(fx.out)).toEqual(before);
+  });
+
+  it("a damaged manifest and audit record cost a re-render, never a wrong or rewritten tree", async () => {
+    await buildFixture(fx);
+    const gen = await liveGenerationOf(fx.out);
+    const before = await identitiesOf(fx.out);
+    for (const name of ["manifest.jsonl", "audit.jsonl"]) {
+      const file = path.join(gen.dir, name);
+      const text = await readFile(file, "utf8");
+      expect(text.split("\n").length).toBeGreaterThan(30);
+      await writeFile(file, text.slice(0, Math.floor(text.length / 2)));
+    }
+    const report = await buildFixture(fx);
+    expect(report).toMatchObject({ postsParsed: 30, postsReused: 0, postsRendered: 30 });
+    expect(report.orgs[0]).toMatchObject({ filesWritten: 0 });
+    // Same bytes, same inodes and mtimes: a sync or CDN sees nothing to do.
+    expect(await identitiesOf(fx.out)).toEqual(before);
+    const again = await buildFixture(fx);
+    expect(again).toMatchObject({ changed: false, postsParsed: 0, postsReused: 30, postsRendered: 0 });
   });
 
   it("renaming a category re-renders exactly the posts in it", async () => {
