@@ -1,9 +1,10 @@
 /**
- * Keeps one organization's `organization` file equal to its database row. The
- * write proxy calls this after every PATCH, the server on start, and the build
- * after its swap (D14). Each call holds SQLite's write lock (BEGIN IMMEDIATE)
- * from reading the row to renaming the file, so concurrent callers in any
- * process rename in commit order and the last file written is the latest row.
+ * Keeps an organization's `organization` file equal to its database row. The
+ * write proxy calls this after each group commit of PATCHes, the server on
+ * start, and the build after its swap (D14). Each call holds SQLite's write
+ * lock (BEGIN IMMEDIATE) from reading the rows to renaming the files, so
+ * concurrent callers in any process rename in commit order and the last file
+ * written is the latest row.
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -28,19 +29,33 @@ export interface RefreshResult {
  * (not built yet) or its row does not validate (the next build reports why).
  */
 export function refreshOrganizationFile(db: Db, store: TreeStore, orgId: string): RefreshResult | null {
+  return refreshOrganizationFiles(db, store, [orgId]).get(orgId) ?? null;
+}
+
+/** {@link refreshOrganizationFile} for several organizations under one write lock. */
+export function refreshOrganizationFiles(
+  db: Db,
+  store: TreeStore,
+  orgIds: Iterable<string>,
+): Map<string, RefreshResult | null> {
   return db
-    .transaction((): RefreshResult | null => {
+    .transaction(() => {
       const gen = liveGenerationSync(store);
-      if (!gen) return null;
-      const file = path.join(gen.tree, fileOf({ kind: "organization", orgId }));
-      if (!existsSync(file)) return null;
-      const { record, problems } = readOrganization(db, orgId);
-      if (!record || problems.length > 0) return null;
-      const organization = renderOrganization(record);
-      const bytes = fileBytes(organization);
-      const written = !readFileSync(file).equals(bytes);
-      if (written) writeFileAtomicSync(file, bytes);
-      return { organization, written };
+      const results = new Map<string, RefreshResult | null>();
+      for (const orgId of orgIds) results.set(orgId, gen ? refreshIn(db, gen.tree, orgId) : null);
+      return results;
     })
     .immediate();
+}
+
+function refreshIn(db: Db, tree: string, orgId: string): RefreshResult | null {
+  const file = path.join(tree, fileOf({ kind: "organization", orgId }));
+  if (!existsSync(file)) return null;
+  const { record, problems } = readOrganization(db, orgId);
+  if (!record || problems.length > 0) return null;
+  const organization = renderOrganization(record);
+  const bytes = fileBytes(organization);
+  const written = !readFileSync(file).equals(bytes);
+  if (written) writeFileAtomicSync(file, bytes);
+  return { organization, written };
 }

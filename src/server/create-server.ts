@@ -206,6 +206,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       }
       server.closeAllConnections();
       await closed;
+      proxy.flush();
       db.close();
       flushLog();
     },

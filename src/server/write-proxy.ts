@@ -1,21 +1,25 @@
 /**
  * The two PATCH endpoints (interface §4, D6, D7). The body is read and
  * validated before any lock is taken, so a slow or hostile client never holds
- * one. Then one BEGIN IMMEDIATE transaction stores the value, and a second one
- * re-renders the organization file from the database and renames it into place
- * (emit/organization-file.ts). A refused PATCH touches neither.
+ * one. Validated writes then go through a group commit: the PATCHes ready in
+ * one turn of the event loop share one BEGIN IMMEDIATE transaction and its one
+ * commit, each in a savepoint of its own so that a refused one (412) rolls back
+ * alone. A second transaction then re-renders each changed organization file
+ * from the database and renames it into place (emit/organization-file.ts). A
+ * refused PATCH touches neither.
  */
 import type { Route } from "../api-paths.js";
 import { storeBusinessDescription, storeBusinessOffers } from "../db/business-store.js";
 import type { Db } from "../db/open.js";
 import { readOrganization } from "../db/read-snapshot.js";
-import { refreshOrganizationFile } from "../emit/organization-file.js";
+import { refreshOrganizationFiles, type RefreshResult } from "../emit/organization-file.js";
 import { fileBytes } from "../emit/emit-tree.js";
 import type { TreeStore } from "../emit/tree-store.js";
 import type { ErrorDetail } from "../errors.js";
 import { businessDescriptionBody, businessOffersBody } from "../model/business.js";
 import { renderOrganization } from "../render/organization.js";
 import { etagOf } from "./file-cache.js";
+import { createGroupCommit, type Outcome } from "./group-commit.js";
 import { httpError } from "./http-errors.js";
 import { parseJsonBody } from "./json-body.js";
 import { readBody } from "./read-body.js";
@@ -40,6 +44,14 @@ function detailsOf(error: z.ZodError): ErrorDetail[] {
 
 export interface WriteProxy {
   patch(ex: Exchange, route: Extract<Route, { kind: "businessDescription" | "businessOffers" }>): Promise<void>;
+  /** Commits the PATCHes still queued, before the database closes. */
+  flush(): void;
+}
+
+interface PendingWrite {
+  orgId: string;
+  ifMatch: string | undefined;
+  write(): void;
 }
 
 export function createWriteProxy(db: Db, store: TreeStore): WriteProxy {
@@ -47,6 +59,48 @@ export function createWriteProxy(db: Db, store: TreeStore): WriteProxy {
     const { record } = readOrganization(db, orgId);
     return record ? etagOf(fileBytes(renderOrganization(record))) : null;
   }
+
+  // Runs as a savepoint of the batch's transaction. The ETag is the state this
+  // write produced, not the batch's last: sent back as If-Match, it then fails
+  // when a later write of the same batch changed the organization.
+  const apply = db.transaction((pending: PendingWrite): string | null => {
+    if (pending.ifMatch !== undefined) checkIfMatch(pending.ifMatch, currentEtag(pending.orgId));
+    pending.write();
+    return currentEtag(pending.orgId);
+  });
+
+  function tryApply(pending: PendingWrite): Outcome<string | null> {
+    try {
+      return { ok: true, value: apply(pending) };
+    } catch (error) {
+      // An I/O error or a full disk can make SQLite roll back the whole
+      // transaction, not just the savepoint: then no write of the batch stands.
+      if (!db.inTransaction) throw error;
+      return { ok: false, error };
+    }
+  }
+
+  const applyAll = db.transaction((writes: readonly PendingWrite[]) => writes.map(tryApply));
+
+  /** The outcome of each write is the ETag its response carries (null: none, as when the org has no file). */
+  function commit(writes: readonly PendingWrite[]): Outcome<string | null>[] {
+    const applied = applyAll.immediate(writes);
+    const changed = new Set(writes.filter((_, i) => applied[i]!.ok).map((w) => w.orgId));
+    let refreshed: Map<string, RefreshResult | null>;
+    try {
+      refreshed = refreshOrganizationFiles(db, store, changed);
+    } catch (error) {
+      // The writes stand but their file is stale (the next write or the server's start repairs it): they answer the error.
+      return applied.map((outcome) => (outcome.ok ? { ok: false, error } : outcome));
+    }
+    return applied.map((outcome, i) => {
+      if (!outcome.ok || refreshed.get(writes[i]!.orgId)) return outcome;
+      // No file in the live tree (or a row that does not validate): nothing served carries an ETag.
+      return { ok: true, value: null };
+    });
+  }
+
+  const commits = createGroupCommit(commit);
 
   return {
     async patch(ex, route) {
@@ -56,28 +110,26 @@ export function createWriteProxy(db: Db, store: TreeStore): WriteProxy {
 
       const { orgId } = route;
       let stored: Record<string, unknown>;
+      let write: () => void;
       if (route.kind === "businessDescription") {
         const parsed = businessDescriptionBody.safeParse(json);
         if (!parsed.success) throw httpError.validationFailed(detailsOf(parsed.error));
-        db.transaction(() => {
-          checkIfMatch(ifMatch, currentEtag(orgId));
-          storeBusinessDescription(db, orgId, parsed.data.businessDescription);
-        }).immediate();
+        const value = parsed.data.businessDescription;
+        write = () => storeBusinessDescription(db, orgId, value);
         stored = parsed.data;
       } else {
         const parsed = businessOffersBody.safeParse(json);
         if (!parsed.success) throw httpError.validationFailed(detailsOf(parsed.error));
-        db.transaction(() => {
-          checkIfMatch(ifMatch, currentEtag(orgId));
-          storeBusinessOffers(db, orgId, parsed.data.businessOffers);
-        }).immediate();
+        const value = parsed.data.businessOffers;
+        write = () => storeBusinessOffers(db, orgId, value);
         stored = parsed.data;
       }
 
+      const etag = await commits.submit({ orgId, ifMatch, write });
       // The stored value is the validated one (trimmed, CR LF folded, null links dropped).
-      const refreshed = refreshOrganizationFile(db, store, orgId);
-      sendJson(ex, 200, stored, refreshed ? { ETag: etagOf(fileBytes(refreshed.organization)) } : {});
+      sendJson(ex, 200, stored, etag ? { ETag: etag } : {});
     },
+    flush: commits.flush,
   };
 }
 
