@@ -7,15 +7,19 @@ export const ALLOWED_METHODS = "GET, HEAD, PATCH, OPTIONS";
 export const ALLOWED_HEADERS = "x-api-key, content-type, if-match, if-none-match";
 const EXPOSED_HEADERS = "ETag, Retry-After, Cache-Tag";
 
-export function corsHeaders(origin: string | undefined, allowed: readonly string[] | null): Record<string, string> {
-  if (allowed === null) return { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSED_HEADERS };
+const ANY_ORIGIN = Object.freeze({ "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSED_HEADERS });
+const NO_CORS = Object.freeze({});
+
+/** Shared, frozen objects except for an echoed origin: the common answers allocate nothing. */
+export function corsHeaders(origin: string | undefined, allowed: readonly string[] | null): Readonly<Record<string, string>> {
+  if (allowed === null) return ANY_ORIGIN;
   if (origin !== undefined && allowed.includes(origin)) {
     return { "Access-Control-Allow-Origin": origin, "Access-Control-Expose-Headers": EXPOSED_HEADERS };
   }
-  return {};
+  return NO_CORS;
 }
 
-export function preflightHeaders(origin: string | undefined, allowed: readonly string[] | null): Record<string, string> {
+export function preflightHeaders(origin: string | undefined, allowed: readonly string[] | null): Readonly<Record<string, string>> {
   const base = corsHeaders(origin, allowed);
   if (!("Access-Control-Allow-Origin" in base)) return base;
   return {

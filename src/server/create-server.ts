@@ -68,7 +68,9 @@ export interface RunningServer {
 
 const VARY = "x-api-key, Origin";
 // Every answer is JSON: nosniff keeps a browser from ever reading stored text (a `<script>` in a description) as HTML.
-const BASE_HEADERS = { Vary: VARY, "X-Content-Type-Options": "nosniff" };
+const BASE_HEADERS = Object.freeze({ Vary: VARY, "X-Content-Type-Options": "nosniff" });
+// The headers of most answers, built once: spreading them together per request was a measurable cost.
+const ANY_ORIGIN_HEADERS = Object.freeze({ ...corsHeaders(undefined, null), ...BASE_HEADERS });
 const GET_METHODS = "GET, HEAD, OPTIONS";
 const PATCH_METHODS = "PATCH, OPTIONS";
 
@@ -82,17 +84,29 @@ function flushLog(): void {
   process.stdout.write(text);
 }
 
+// A busy server logs many lines within one millisecond; formatting its time once is enough.
+let lastMs = NaN;
+let lastTime = "";
+function timeNow(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastTime = new Date(now).toISOString();
+  }
+  return lastTime;
+}
+
 export const defaultLogger: Logger = (line) => {
   if (pendingLines.length === 0) setImmediate(flushLog);
-  pendingLines.push(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
+  pendingLines.push(`${JSON.stringify({ time: timeNow(), ...line })}\n`);
 };
 
-function splitUrl(url: string): { rawPath: string; search: URLSearchParams } {
+function splitUrl(url: string): { rawPath: string; query: string } {
   const q = url.indexOf("?");
   let rawPath = q === -1 ? url : url.slice(0, q);
   // D10: one trailing slash is tolerated and answers like the path without it.
   if (rawPath.length > 1 && rawPath.endsWith("/")) rawPath = rawPath.slice(0, -1);
-  return { rawPath, search: new URLSearchParams(q === -1 ? "" : url.slice(q + 1)) };
+  return { rawPath, query: q === -1 ? "" : url.slice(q + 1) };
 }
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
@@ -110,13 +124,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   let inFlight = 0;
   let drained: (() => void) | null = null;
 
-  async function dispatch(ex: Exchange, auth: AuthCache): Promise<void> {
+  async function dispatch(ex: Exchange, auth: AuthCache, rawPath: string, query: string): Promise<void> {
     const { req, res } = ex;
-    const { rawPath, search } = splitUrl(req.url ?? "/");
     const route: Route | null = parseApiPath(rawPath);
     const origin = req.headers.origin;
     const allowed = route ? auth.allowedOrigins(route.orgId) : null;
-    ex.baseHeaders = { ...corsHeaders(origin, allowed), ...BASE_HEADERS };
+    ex.baseHeaders = allowed === null ? ANY_ORIGIN_HEADERS : { ...corsHeaders(origin, allowed), ...BASE_HEADERS };
 
     if (req.method === "OPTIONS") {
       if (!route) throw httpError.notFound();
@@ -143,25 +156,27 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       return;
     }
     if (req.method !== "GET" && req.method !== "HEAD") throw httpError.methodNotAllowed(GET_METHODS);
-    await statics.serve(ex, route, search);
+    await statics.serve(ex, route, query);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     inFlight++;
-    const ex: Exchange = { req, res, started: process.hrtime.bigint(), baseHeaders: { ...BASE_HEADERS } };
+    const ex: Exchange = { req, res, started: process.hrtime.bigint(), baseHeaders: BASE_HEADERS };
+    const { rawPath, query } = splitUrl(req.url ?? "/");
     // "close" comes once per request, after "finish" or instead of it when the connection broke off.
     res.once("close", () => {
-      log({
+      const line: Record<string, unknown> = {
         method: req.method,
-        path: splitUrl(req.url ?? "/").rawPath,
+        path: rawPath,
         status: res.statusCode,
         ms: Number((process.hrtime.bigint() - ex.started) / 1000n) / 1000,
         keyId: ex.keyId ?? null,
-        ...(res.writableFinished ? {} : { aborted: true }),
-      });
+      };
+      if (!res.writableFinished) line.aborted = true;
+      log(line);
     });
     try {
-      await dispatch(ex, auth);
+      await dispatch(ex, auth, rawPath, query);
     } catch (error) {
       sendError(ex, error, log);
     } finally {

@@ -1,13 +1,13 @@
 /**
  * Tree files in memory, keyed by path and checked against the file's identity
- * (inode, size, mtime) on every request. Files in the tree are never changed in
+ * (device, inode, size, mtime in ns) on every request. Files in the tree are never changed in
  * place, only replaced by rename, so an unchanged identity means unchanged
  * bytes. A miss opens the file once and reads bytes and stats from the same
  * descriptor, so the bytes, the ETag and Content-Length always agree.
  */
 import { createHash } from "node:crypto";
-import { constants, type BigIntStats } from "node:fs";
-import { lstat, open, readlink, realpath, type FileHandle } from "node:fs/promises";
+import { constants, lstatSync, type BigIntStats } from "node:fs";
+import { open, readlink, realpath, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 
 export interface CachedFile {
@@ -18,25 +18,58 @@ export interface CachedFile {
 }
 
 interface Entry extends CachedFile {
-  identity: string;
+  identity: Identity;
+  /** Hit since the eviction scan last passed it (second chance instead of moving it on every hit). */
+  used: boolean;
+}
+
+type Identity = Pick<BigIntStats, "dev" | "ino" | "size" | "mtimeNs">;
+
+export interface LoadOptions {
+  /**
+   * Null unless the file is inside `root` once every link on the way is
+   * resolved: O_NOFOLLOW guards the last component only, and a folder of the
+   * tree replaced by a link to elsewhere must not be followed either.
+   */
+  root?: string;
+  /**
+   * The path the bytes are remembered under, if not `file`: another name of the
+   * same file (through a linked folder), whose lstat {@link FileCache.peek} checks.
+   */
+  key?: string;
 }
 
 export interface FileCache {
   /**
-   * The file's bytes, or null when it is missing, not a regular file, or a link.
-   * With `root`, also null when the file is not inside `root` once every link on
-   * the way is resolved: O_NOFOLLOW guards the last component only, and a folder
-   * of the tree replaced by a link to elsewhere must not be followed either.
+   * The bytes remembered under `key` if an lstat of `key` still finds the file
+   * they were read from, else null. Synchronous on purpose: an lstat of a cached
+   * dentry is a few microseconds, while the promise API's trip through the thread
+   * pool cost a cached GET several times that.
    */
-  get(file: string, root?: string): Promise<CachedFile | null>;
+  peek(key: string): CachedFile | null;
+  /** The file's bytes (cached, or read afresh), or null when it is missing, not a regular file, or a link. */
+  get(file: string, options?: LoadOptions): Promise<CachedFile | null>;
 }
 
 export function etagOf(bytes: Buffer): string {
   return `"${createHash("sha256").update(bytes).digest("hex")}"`;
 }
 
-function identityOf(info: BigIntStats): string {
-  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}`;
+function identityOf(info: BigIntStats): Identity {
+  return { dev: info.dev, ino: info.ino, size: info.size, mtimeNs: info.mtimeNs };
+}
+
+function sameFile(a: Identity, b: Identity): boolean {
+  return a.ino === b.ino && a.mtimeNs === b.mtimeNs && a.size === b.size && a.dev === b.dev;
+}
+
+function lstatOrNull(file: string): BigIntStats | null {
+  try {
+    return lstatSync(file, { bigint: true, throwIfNoEntry: false }) ?? null;
+  } catch {
+    // ENOTDIR, ELOOP, EACCES…: not the cached file; a load says what it is.
+    return null;
+  }
 }
 
 function isInside(root: string, target: string): boolean {
@@ -75,18 +108,29 @@ export function createFileCache(maxBytes = 64 * 1024 * 1024): FileCache {
     return real;
   }
 
-  function remember(file: string, entry: Entry): void {
-    const old = entries.get(file);
-    if (old) total -= old.bytes.length;
-    entries.delete(file);
+  function remember(key: string, entry: Entry): void {
+    forget(key);
     if (entry.bytes.length > maxBytes / 4) return;
-    entries.set(file, entry);
+    entries.set(key, entry);
     total += entry.bytes.length;
-    for (const [key, value] of entries) {
+    // Oldest first; an entry hit since the last pass goes to the back once.
+    for (const [oldKey, old] of entries) {
       if (total <= maxBytes) break;
-      entries.delete(key);
-      total -= value.bytes.length;
+      entries.delete(oldKey);
+      if (old.used) {
+        old.used = false;
+        entries.set(oldKey, old);
+      } else {
+        total -= old.bytes.length;
+      }
     }
+  }
+
+  function forget(key: string): void {
+    const old = entries.get(key);
+    if (!old) return;
+    entries.delete(key);
+    total -= old.bytes.length;
   }
 
   async function load(file: string, root: string | undefined): Promise<Entry | null> {
@@ -103,29 +147,31 @@ export function createFileCache(maxBytes = 64 * 1024 * 1024): FileCache {
       if (!info.isFile()) return null;
       if (root !== undefined && !isInside(await realRootOf(root), await realPathOf(handle, file))) return null;
       const bytes = await handle.readFile();
-      return { bytes, etag: etagOf(bytes), mtime: info.mtime, identity: identityOf(info) };
+      return { bytes, etag: etagOf(bytes), mtime: info.mtime, identity: identityOf(info), used: false };
     } finally {
       await handle.close();
     }
   }
 
+  function peek(key: string): CachedFile | null {
+    const cached = entries.get(key);
+    if (!cached) return null;
+    const info = lstatOrNull(key);
+    if (info && sameFile(info, cached.identity)) {
+      cached.used = true;
+      return cached;
+    }
+    forget(key);
+    return null;
+  }
+
   return {
-    async get(file, root) {
-      const cached = entries.get(file);
-      if (cached) {
-        const info = await lstat(file, { bigint: true }).catch(() => null);
-        if (info && identityOf(info) === cached.identity) {
-          entries.delete(file);
-          entries.set(file, cached);
-          return cached;
-        }
-      }
+    peek,
+    async get(file, { root, key = file } = {}) {
+      const cached = peek(key);
+      if (cached) return cached;
       const entry = await load(file, root);
-      if (entry) remember(file, entry);
-      else if (cached) {
-        entries.delete(file);
-        total -= cached.bytes.length;
-      }
+      if (entry) remember(key, entry);
       return entry;
     },
   };

@@ -17,8 +17,8 @@ export interface Exchange {
   started: bigint;
   /** Set once the key is known, for the access log. */
   keyId?: string;
-  /** Headers every answer to this request carries (CORS, Vary). */
-  baseHeaders: Record<string, string>;
+  /** Headers every answer to this request carries (CORS, Vary); often an object shared by many requests. */
+  baseHeaders: Readonly<Record<string, string>>;
 }
 
 export function sendJson(ex: Exchange, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -1,11 +1,13 @@
 /**
- * GET and HEAD of every file route (D10), through serve-handler. The route has
- * already been mapped to its one file by api-paths; serve-handler is handed
- * exactly that file through its injectable file-system methods, so it never
- * resolves a path of its own, lists a folder or follows a link, and the bytes
- * it sends are the ones the ETag was computed from.
+ * GET and HEAD of every file route (D10). The route has already been mapped to
+ * its one file by api-paths, and the bytes come from the file cache, so the
+ * bytes sent are always the ones the ETag was computed from. A plain GET or HEAD
+ * is answered here in one write; a request with a Range header goes to
+ * serve-handler, handed exactly that file through its injectable file-system
+ * methods, so it never resolves a path of its own, lists a folder or follows a
+ * link.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
@@ -19,7 +21,7 @@ import { etagOf, type CachedFile, type FileCache } from "./file-cache.js";
 import { httpError } from "./http-errors.js";
 import { cacheTagsOf } from "./cache-tags.js";
 import { filterBlocks, requestedPages } from "./pages-filter.js";
-import type { Exchange } from "./respond.js";
+import { JSON_TYPE, type Exchange } from "./respond.js";
 
 export const CACHE_CONTROL = "public, max-age=60, stale-while-revalidate=600";
 
@@ -28,6 +30,9 @@ const HANDLER_CONFIG = {
   symlinks: false,
   cleanUrls: false,
   etag: false,
+  // A download file name means nothing to an API client, and a 206 carries the headers of the 200.
+  // serve-handler documents a null value as removing its header; its types do not allow null.
+  headers: [{ source: "**", headers: [{ key: "Content-Disposition", value: null as unknown as string }] }],
 };
 
 /** RFC 9110: If-None-Match uses the weak comparison and may list several tags or `*`. */
@@ -38,7 +43,15 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 }
 
 export interface StaticRoute {
-  serve(ex: Exchange, route: Route, search: URLSearchParams): Promise<void>;
+  /** `query` is the raw query string, without the `?`. */
+  serve(ex: Exchange, route: Route, query: string): Promise<void> | void;
+}
+
+/** The headers of a file's 200 after the CORS ones, in the order serve-handler sent them. */
+interface FileHeaders {
+  /** Also the headers of a 304. */
+  validators: string[];
+  all: string[];
 }
 
 export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRoute {
@@ -73,6 +86,31 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
     return tags;
   }
 
+  // One file always answers one route, so a cached file's headers are built once.
+  const headersByFile = new WeakMap<CachedFile, FileHeaders>();
+  function headersOf(route: Route, file: CachedFile): FileHeaders {
+    let headers = headersByFile.get(file);
+    if (!headers) {
+      const validators = ["ETag", file.etag, "Cache-Control", CACHE_CONTROL, "Cache-Tag", tagsOf(route, file)];
+      headers = {
+        validators,
+        all: [
+          ...validators,
+          "Content-Length",
+          String(file.bytes.length),
+          "Accept-Ranges",
+          "bytes",
+          "Last-Modified",
+          file.mtime.toUTCString(),
+          "Content-Type",
+          JSON_TYPE,
+        ],
+      };
+      headersByFile.set(file, headers);
+    }
+    return headers;
+  }
+
   async function filtered(gen: Generation, orgId: string, file: CachedFile, pages: Set<string>): Promise<CachedFile> {
     const membershipOfOrg = await pagesOf(gen, orgId);
     let list = parsedLists.get(file.etag);
@@ -84,34 +122,54 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
     return { bytes, etag: etagOf(bytes), mtime: file.mtime };
   }
 
-  return {
-    async serve(ex, route, search) {
-      const gen = liveGenerationSync(store);
-      if (!gen) throw httpError.notFound();
-      const rel = fileOf(route);
-      let file = await cache.get(path.join(gen.tree, rel), gen.tree);
-      if (!file) throw httpError.notFound();
-      const pages = route.kind === "blocks" ? requestedPages(search) : null;
-      if (pages) file = await filtered(gen, route.orgId, file, pages);
+  function answer(ex: Exchange, route: Route, rel: string, file: CachedFile): Promise<void> | void {
+    const { req, res } = ex;
+    const headers = headersOf(route, file);
+    if (matchesIfNoneMatch(req.headers["if-none-match"], file.etag)) {
+      res.writeHead(304, withBase(ex.baseHeaders, headers.validators));
+      res.end();
+      return;
+    }
+    if (req.headers.range !== undefined) return handOver(ex, rel, file, headers.validators);
+    res.writeHead(200, withBase(ex.baseHeaders, headers.all));
+    if (req.method === "HEAD") res.end();
+    else res.end(file.bytes);
+  }
 
-      const headers = {
-        ...ex.baseHeaders,
-        ETag: file.etag,
-        "Cache-Control": CACHE_CONTROL,
-        "Cache-Tag": tagsOf(route, file),
-      };
-      if (matchesIfNoneMatch(ex.req.headers["if-none-match"], file.etag)) {
-        ex.res.writeHead(304, headers);
-        ex.res.end();
-        return;
-      }
-      for (const [name, value] of Object.entries(headers)) ex.res.setHeader(name, value);
-      await handOver(ex.req, ex.res, rel, file);
+  // Through the --out link, so that one lstat notices a replaced file and a new generation alike.
+  const keyOf = (rel: string) => `${store.out}/${rel}`;
+
+  async function loadAndAnswer(ex: Exchange, route: Route, rel: string, query: string): Promise<void> {
+    const gen = liveGenerationSync(store);
+    if (!gen) throw httpError.notFound();
+    let file = await cache.get(path.join(gen.tree, rel), { root: gen.tree, key: keyOf(rel) });
+    if (!file) throw httpError.notFound();
+    const pages = route.kind === "blocks" && query !== "" ? requestedPages(new URLSearchParams(query)) : null;
+    if (pages) file = await filtered(gen, route.orgId, file, pages);
+    await answer(ex, route, rel, file);
+  }
+
+  return {
+    serve(ex, route, query) {
+      const rel = fileOf(route);
+      // A cached file is answered without a turn of the event loop; a miss and ?pages= await.
+      const cached = route.kind === "blocks" && query !== "" ? null : cache.peek(keyOf(rel));
+      return cached ? answer(ex, route, rel, cached) : loadAndAnswer(ex, route, rel, query);
     },
   };
 }
 
-function handOver(req: IncomingMessage, res: ServerResponse, rel: string, file: CachedFile): Promise<void> {
+function withBase(base: Readonly<Record<string, string>>, headers: string[]): string[] {
+  const all: string[] = [];
+  for (const name in base) all.push(name, base[name]!);
+  for (const value of headers) all.push(value);
+  return all;
+}
+
+function handOver(ex: Exchange, rel: string, file: CachedFile, validators: string[]): Promise<void> {
+  const { req, res } = ex;
+  const headers = withBase(ex.baseHeaders, validators);
+  for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
   const stats = {
     size: file.bytes.length,
     mtime: file.mtime,
@@ -124,7 +182,9 @@ function handOver(req: IncomingMessage, res: ServerResponse, rel: string, file: 
     lstat: async () => stats,
     realpath: async () => "",
     readdir: async () => [],
-    createReadStream: () => Readable.from([file.bytes]),
+    // serve-handler passes the range it parsed as inclusive byte offsets.
+    createReadStream: (_path: string, range: { start?: number; end?: number }) =>
+      Readable.from([file.bytes.subarray(range.start ?? 0, range.end === undefined ? undefined : range.end + 1)]),
   };
   // @types/serve-handler declares node's callback signatures; serve-handler itself awaits these.
   return serveHandler(request, res, HANDLER_CONFIG, methods as unknown as Parameters<typeof serveHandler>[3]);
