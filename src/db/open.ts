@@ -17,8 +17,25 @@ export function openDatabase(file: string, options: { readonly?: boolean; create
   const db = new Database(file, { readonly: options.readonly ?? false, fileMustExist: !options.create });
   db.pragma("busy_timeout = 5000");
   db.pragma("foreign_keys = ON");
-  if (!options.readonly) db.pragma("journal_mode = WAL");
+  if (!options.readonly) {
+    db.pragma("journal_mode = WAL");
+    // better-sqlite3 builds SQLite with NORMAL for WAL, where a commit is not
+    // synced: an acknowledged PATCH could be lost on power loss. The write proxy
+    // commits once per batch of PATCHes, so the sync costs little.
+    db.pragma("synchronous = FULL");
+  }
   return db;
+}
+
+const statements = new WeakMap<Db, Map<string, Database.Statement>>();
+
+/** A statement prepared once per connection: preparing again on every PATCH was a tenth of the write proxy's time. */
+export function prepared(db: Db, sql: string): Database.Statement {
+  let bySql = statements.get(db);
+  if (!bySql) statements.set(db, (bySql = new Map()));
+  let statement = bySql.get(sql);
+  if (!statement) bySql.set(sql, (statement = db.prepare(sql)));
+  return statement;
 }
 
 /** Refuses a database the migrations have not brought to this cdsnap's schema. */

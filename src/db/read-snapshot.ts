@@ -16,7 +16,7 @@ import {
   pageNameSchema,
   type FieldValue,
 } from "../model/sources.js";
-import type { Db } from "./open.js";
+import { prepared, type Db } from "./open.js";
 
 const ORG_COLUMNS =
   "id, name, slug, google_analytics_id, meta_pixel_id, gtm_container_id, business_description, allowed_origins";
@@ -49,16 +49,15 @@ interface OrgRow {
 
 /** Lists organization ids (all, in code-unit order). */
 export function listOrgIds(db: Db): string[] {
-  return (db.prepare("SELECT id FROM organizations ORDER BY id").all() as { id: string }[]).map((r) => r.id);
+  return (prepared(db, "SELECT id FROM organizations ORDER BY id").all() as { id: string }[]).map((r) => r.id);
 }
 
 function readOrgRecord(db: Db, orgId: string, problems: Problem[]): OrgRecord | undefined {
-  const raw = db.prepare(`SELECT ${ORG_COLUMNS} FROM organizations WHERE id = ?`).get(orgId) as OrgRow | undefined;
+  const raw = prepared(db, `SELECT ${ORG_COLUMNS} FROM organizations WHERE id = ?`).get(orgId) as OrgRow | undefined;
   if (!raw) return undefined;
   const row = check(organizationRowSchema, raw, `organizations[id=${orgId}]`, problems);
   const offers: StoredOffer[] = [];
-  const offerRows = db
-    .prepare("SELECT position, name, description, link FROM business_offers WHERE org_id = ? ORDER BY position")
+  const offerRows = prepared(db, "SELECT position, name, description, link FROM business_offers WHERE org_id = ? ORDER BY position")
     .all(orgId) as { position: number; name: string; description: string; link: string | null }[];
   for (const o of offerRows) {
     const offer = check(
@@ -93,7 +92,7 @@ export function readOrganization(db: Db, orgId: string): { record: OrgRecord | u
 }
 
 function readCategories(db: Db, orgId: string, problems: Problem[]): CategoryRecord[] {
-  const rows = db.prepare("SELECT id, slug, value, position FROM categories WHERE org_id = ?").all(orgId);
+  const rows = prepared(db, "SELECT id, slug, value, position FROM categories WHERE org_id = ?").all(orgId);
   const out: CategoryRecord[] = [];
   for (const raw of rows as { id: string }[]) {
     const row = check(categoryRowSchema, raw, `categories[org_id=${orgId} id=${raw.id}]`, problems);
@@ -112,8 +111,7 @@ function parseFieldJson(value: string): unknown {
 
 function readBlocks(db: Db, orgId: string, problems: Problem[]): BlockRecord[] {
   const fieldsByBlock = new Map<string, FieldValue[]>();
-  const fieldRows = db
-    .prepare("SELECT block_id, position, key, type, value FROM block_fields WHERE org_id = ? ORDER BY block_id, position")
+  const fieldRows = prepared(db, "SELECT block_id, position, key, type, value FROM block_fields WHERE org_id = ? ORDER BY block_id, position")
     .all(orgId) as { block_id: string; position: number; key: string; type: string; value: string }[];
   for (const f of fieldRows) {
     const where = `block_fields[org_id=${orgId} block_id=${f.block_id} position=${f.position}]`;
@@ -133,8 +131,7 @@ function readBlocks(db: Db, orgId: string, problems: Problem[]): BlockRecord[] {
   }
 
   const pagesByBlock = new Map<string, string[]>();
-  const pageRows = db
-    .prepare("SELECT block_id, page FROM block_pages WHERE org_id = ? ORDER BY block_id, page")
+  const pageRows = prepared(db, "SELECT block_id, page FROM block_pages WHERE org_id = ? ORDER BY block_id, page")
     .all(orgId) as { block_id: string; page: string }[];
   for (const p of pageRows) {
     const where = `block_pages[org_id=${orgId} block_id=${p.block_id} page=${JSON.stringify(p.page)}]`;
@@ -144,7 +141,7 @@ function readBlocks(db: Db, orgId: string, problems: Problem[]): BlockRecord[] {
     pagesByBlock.set(p.block_id, list);
   }
 
-  const rows = db.prepare("SELECT id, slug, name, status, position FROM blocks WHERE org_id = ?").all(orgId);
+  const rows = prepared(db, "SELECT id, slug, name, status, position FROM blocks WHERE org_id = ?").all(orgId);
   const out: BlockRecord[] = [];
   for (const raw of rows as { id: string }[]) {
     const row = check(blockRowSchema, raw, `blocks[org_id=${orgId} id=${raw.id}]`, problems);

@@ -80,8 +80,9 @@ export function sendError(ex: Exchange, error: unknown, log: Logger): void {
     log({ level: "error", msg: "unexpected error", error: (error as Error)?.stack ?? String(error) });
     known = httpError.internal();
   }
-  const socket = ex.res.socket;
-  if (ex.res.headersSent || !socket || socket.destroyed) {
+  // The request's socket: a pipelined request's response has none until the
+  // answers before it are out, and that is no reason to drop the connection.
+  if (ex.res.headersSent || ex.req.socket.destroyed) {
     // Too late for an answer (the client went away, or a timeout already answered
     // on the socket): keep the status for the access log, then drop the connection.
     if (!ex.res.headersSent && ex.res.statusCode === 200) ex.res.statusCode = known.status;

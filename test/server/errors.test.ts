@@ -13,6 +13,7 @@ import {
   dumpBusinessTables,
   expectError,
   patchJson,
+  rawExchange,
   rawRequest,
   startSite,
   withDb,
@@ -240,5 +241,15 @@ describe("500 internal", () => {
     } finally {
       await broken.stop();
     }
+  });
+});
+
+describe("errors on a kept-alive connection", () => {
+  it("an error answer to a pipelined request leaves the answers after it on the same connection", async () => {
+    const get = (key: string, last = false) =>
+      `GET ${api("demo", "organization")} HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\n${last ? "Connection: close\r\n" : ""}\r\n`;
+    const bytes = await rawExchange(site.url, get(DEMO_READ_KEY) + get("cdsnap_not_a_key") + get(DEMO_READ_KEY, true));
+    const statuses = [...bytes.toString("latin1").matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+    expect(statuses).toEqual([200, 401, 200]);
   });
 });

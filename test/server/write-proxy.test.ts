@@ -372,3 +372,11 @@ describe("If-Match", () => {
     expect((await readOrganization()).businessDescription).toBe("Someone else wrote first.");
   });
 });
+
+describe("durability", () => {
+  it("the server's database connection syncs every commit, so an answered PATCH survives a power loss", () => {
+    // 2 is FULL; better-sqlite3's build default for WAL is 1 (NORMAL), which does not sync a commit.
+    expect(site.running.db.pragma("synchronous", { simple: true })).toBe(2);
+    expect(site.running.db.pragma("journal_mode", { simple: true })).toBe("wal");
+  });
+});
