@@ -2,6 +2,10 @@
  * Runs `fn` over `items` with at most `limit` calls in flight, results in input
  * order. File work goes through this so a 100k-post build never holds more than
  * `limit` descriptors open (the hard limit here is 20,000).
+ *
+ * After a failure no new call starts, and the first error is thrown only once
+ * the calls in flight have settled: a caller that cleans up on error (removing
+ * a half-written generation) must not race writes still under way.
  */
 export async function mapLimit<T, R>(
   items: readonly T[],
@@ -10,14 +14,28 @@ export async function mapLimit<T, R>(
 ): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
+  let failure: { error: unknown } | undefined;
   async function worker(): Promise<void> {
-    while (next < items.length) {
+    while (next < items.length && !failure) {
       const index = next++;
-      results[index] = await fn(items[index]!, index);
+      try {
+        results[index] = await fn(items[index]!, index);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   }
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure.error;
   return results;
+}
+
+/** Promise.all that settles every promise before throwing the first error (see mapLimit). */
+export async function settleAll<T>(promises: readonly Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const rejected = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (rejected) throw rejected.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
 }
 
 /** How many files the build keeps open at once. */

@@ -13,7 +13,7 @@ import { lstatSync, readFileSync } from "node:fs";
 import { link, lstat, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileOf, parseApiPath } from "../api-paths.js";
-import { FILE_CONCURRENCY, mapLimit } from "../concurrency.js";
+import { FILE_CONCURRENCY, mapLimit, settleAll } from "../concurrency.js";
 import type { PostRecord } from "../model/snapshot.js";
 import type { PageMembership } from "../render/blocks.js";
 import { canonicalJson } from "../render/canonical-json.js";
@@ -333,7 +333,7 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
     let done = 0;
     await mapLimit(jobs, FILE_CONCURRENCY, async (job) => {
       if (job.reuse) {
-        await Promise.all(job.rels.map((rel) => linkLive(rel, job.orgId)));
+        await settleAll(job.rels.map((rel) => linkLive(rel, job.orgId)));
       } else {
         const body = job.post.body ?? (await options.loadBody(job.post));
         const files = renderPostFiles(job.orgId, job.post, body, job.plan.categories);
@@ -351,7 +351,7 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
           const { bytes, hash } = done;
           pending.push(liveEntry(rel)?.[0] === hash ? linkLive(rel, job.orgId) : writeNew(rel, job.orgId, bytes, hash));
         }
-        await Promise.all(pending);
+        await settleAll(pending);
       }
       delete job.post.body;
       options.onProgress?.(++done, jobs.length);
