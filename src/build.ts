@@ -113,7 +113,8 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
       phases.end("audit");
     },
   });
-  if (!emitted.swapped) phases.end("render and write");
+  // After the audit come the swap and the removal of the generation before last (as many unlinks as it had files).
+  phases.end(emitted.swapped ? "swap and prune" : "render and write");
   const reconciled = await reconcileOrganizationFiles(options.db, store, plans.map((p) => p.orgId));
   for (const apiPath of reconciled) if (!emitted.changes.changed.includes(apiPath)) emitted.changes.changed.push(apiPath);
   phases.end("reconcile");
