@@ -12,7 +12,7 @@
  *   const result = await auditTree(gen.tree, expectations, secrets);
  *   if (!result.ok) console.error(formatProblems(result.problems));
  */
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { z } from "zod";
 import { routeOfFile, type Route, type RouteKind } from "../api-paths.js";
@@ -29,6 +29,7 @@ import {
   referenceListSchema,
 } from "../model/api.js";
 import { canonicalJson, compareCodeUnits } from "../render/canonical-json.js";
+import { listTree } from "../emit/list-tree.js";
 import { summaryOf } from "../render/contents.js";
 import type { AuditExpectations } from "./audit-inputs.js";
 import type { StoredSecret } from "./read-secrets.js";
@@ -63,32 +64,6 @@ const SHAPES: Record<FileKind, { schema: z.ZodType; name: string }> = {
 const MAX_ISSUES_PER_FILE = 5;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const hashOf = (json: unknown) => sha256(canonicalJson(json));
-
-interface Listing {
-  files: string[];
-  /** Symbolic links, sockets and the like: never part of a tree. */
-  others: string[];
-}
-
-/** Every entry under `root`, as sorted `/`-separated relative paths, one directory level at a time. */
-async function listTree(root: string): Promise<Listing> {
-  const listing: Listing = { files: [], others: [] };
-  let level = [""];
-  while (level.length > 0) {
-    const entries = await mapLimit(level, FILE_CONCURRENCY, async (dir) => {
-      const dirents = await readdir(path.join(root, dir), { withFileTypes: true });
-      return dirents.map((e) => ({ rel: dir ? `${dir}/${e.name}` : e.name, e }));
-    });
-    level = [];
-    for (const { rel, e } of entries.flat()) {
-      if (e.isDirectory()) level.push(rel);
-      else (e.isFile() ? listing.files : listing.others).push(rel);
-    }
-  }
-  listing.files.sort(compareCodeUnits);
-  listing.others.sort(compareCodeUnits);
-  return listing;
-}
 
 /** What one file says, once it has passed the per-file checks; the cross-file rules use it. */
 function factsOf(rel: string, route: Route, json: unknown): FileFacts {
@@ -213,7 +188,7 @@ export async function auditTree(
         "consistency within the tree only, not against their sources (draft, archived, scheduled); pass --content for those",
     });
   }
-  const { files, others } = await listTree(tree);
+  const { files, others } = listTree(tree);
   const problems: Problem[] = [];
   for (const rel of [...files, ...others]) problems.push(...scanForSecrets(rel, Buffer.from(rel, "utf8"), needles, true));
   for (const rel of others) {

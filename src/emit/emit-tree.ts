@@ -10,7 +10,7 @@
  */
 import { createHash } from "node:crypto";
 import { lstatSync, readFileSync } from "node:fs";
-import { link, lstat, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { link, lstat, mkdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileOf, parseApiPath } from "../api-paths.js";
 import { FILE_CONCURRENCY, mapLimit, settleAll } from "../concurrency.js";
@@ -18,6 +18,7 @@ import type { PostRecord } from "../model/snapshot.js";
 import type { PageMembership } from "../render/blocks.js";
 import { canonicalJson } from "../render/canonical-json.js";
 import { readJsonLines, writeJsonLines } from "./json-lines.js";
+import { listTree, type Listing } from "./list-tree.js";
 import { categoryKeyOf, renderPostFiles, type OrgPlan } from "../render/render-org.js";
 import {
   generation,
@@ -26,6 +27,7 @@ import {
   nextGenerationId,
   pagesFileOf,
   pruneGenerations,
+  recycleGeneration,
   swapTo,
   type Generation,
   type TreeStore,
@@ -305,7 +307,22 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
   let postsRendered = 0;
   try {
     const carried = [...manifest.files.keys()].filter((rel) => keeps(orgOfFile(rel)));
-    await makeFolders(gen, [...owners.keys(), ...carried]);
+    // A recycled tree holds files of the generation before last: each is kept
+    // when it is the live file itself (same inode), else replaced; never written
+    // into, as most of its files are hard links shared with the live tree.
+    const present = live && (await recycleGeneration(store, live.id, gen)) ? await prepareRecycled(gen, [...owners.keys(), ...carried]) : null;
+    await makeFolders(gen, [...owners.keys(), ...carried], present?.dirs);
+    const isLiveFile = async (rel: string, entry: FileEntry) => {
+      if (!present?.files.has(rel)) return false;
+      // Synchronous, like listTree: a cached lstat is cheaper than a trip through the thread pool.
+      const info = lstatSync(path.join(gen.tree, rel));
+      if (info.ino === entry[1]) return true;
+      await unlink(path.join(gen.tree, rel));
+      return false;
+    };
+    const clear = async (rel: string) => {
+      if (present?.files.has(rel)) await unlink(path.join(gen.tree, rel));
+    };
 
     // Every write and link is awaited by the job that made it: the kernel's work
     // (creating inodes and directory entries, most of a full build's time here)
@@ -313,14 +330,17 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
     // next posts. mapLimit bounds the jobs, hence the files open at once. A hard
     // link keeps the inode and mtime, so the live entry stays true.
     const linkLive = async (rel: string, orgId: string) => {
-      await link(path.join(live!.tree, rel), path.join(gen.tree, rel));
+      const entry = liveEntry(rel)!;
+      if (!(await isLiveFile(rel, entry))) await link(path.join(live!.tree, rel), path.join(gen.tree, rel));
       statsOf(orgId).unchanged++;
-      next.files.set(rel, liveEntry(rel)!);
+      next.files.set(rel, entry);
     };
     const writeNew = async (rel: string, orgId: string, bytes: Buffer, hash: string) => {
       options.onWrite?.(rel, bytes);
       const target = path.join(gen.tree, rel);
-      await writeFile(target, bytes);
+      await clear(rel);
+      // Exclusive: a file is only ever created, so bytes can never land in an inode the live tree shares.
+      await writeFile(target, bytes, { flag: "wx" });
       const info = await lstat(target);
       statsOf(orgId).written++;
       (manifest.files.has(rel) ? changes.changed : changes.added).push(apiPathOfFile(rel));
@@ -358,13 +378,13 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
     });
     await mapLimit(carried, FILE_CONCURRENCY, async (rel) => {
       const entry = liveEntry(rel);
-      if (!entry) return;
-      await link(path.join(live!.tree, rel), path.join(gen.tree, rel));
+      if (!entry) return clear(rel);
+      if (!(await isLiveFile(rel, entry))) await link(path.join(live!.tree, rel), path.join(gen.tree, rel));
       next.files.set(rel, entry);
     });
 
     for (const [orgId, json] of pages) {
-      await writeFile(pagesFileOf(gen, orgId), json);
+      await writeFile(pagesFileOf(gen, orgId), json, { flag: "wx" });
       next.pages.set(orgId, sha256(json));
     }
     for (const [orgId, hash] of manifest.pages) {
@@ -382,8 +402,8 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
 
     const written = [...perOrg.values()].reduce((n, s) => n + s.written, 0);
     if (live && written === 0 && removedRels.length === 0 && !pagesChanged) {
-      // Sources were touched but every byte came out the same: keep the live tree.
-      await rm(gen.dir, { recursive: true, force: true });
+      // Sources were touched but every byte came out the same: keep the live
+      // tree. The unused generation stays, for the next build to recycle.
       return { generation: live.id, swapped: false, perOrg, changes: { added: [], changed: [], removed: [] }, postsRendered };
     }
     await writeJsonLines(manifestFileOf(gen), manifestLines(next));
@@ -398,15 +418,46 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
   return { generation: gen.id, swapped: true, perOrg, changes, postsRendered };
 }
 
-/** Creates every folder the files need, parents before children, siblings in parallel. */
-async function makeFolders(gen: Generation, rels: readonly string[]): Promise<void> {
+/**
+ * Readies a recycled tree for `rels`: removes every file, folder and other entry
+ * the next generation does not have, and returns the files and folders left.
+ */
+async function prepareRecycled(gen: Generation, rels: readonly string[]): Promise<{ files: Set<string>; dirs: Set<string> }> {
+  let listing: Listing;
+  try {
+    listing = listTree(gen.tree);
+  } catch {
+    listing = { files: [], dirs: [], others: [] };
+  }
+  const wanted = new Set(rels);
+  const wantedDirs = new Set(rels.flatMap((rel) => parentsOf(rel)));
+  const unwantedDirs = listing.dirs.filter((dir) => !wantedDirs.has(dir));
+  const unwantedFiles = [...listing.files.filter((rel) => !wanted.has(rel)), ...listing.others];
+  await mapLimit(unwantedFiles, FILE_CONCURRENCY, (rel) => rm(path.join(gen.tree, rel), { force: true }));
+  // Children before parents. A wanted folder's parents are all wanted, so nothing wanted goes with them.
+  for (const dir of unwantedDirs.reverse()) await rm(path.join(gen.tree, dir), { recursive: true, force: true });
+  return {
+    files: new Set(listing.files.filter((rel) => wanted.has(rel))),
+    dirs: new Set(listing.dirs.filter((dir) => wantedDirs.has(dir))),
+  };
+}
+
+/** The folders above `rel`, nearest last. */
+function parentsOf(rel: string): string[] {
+  const parents: string[] = [];
+  for (let dir = path.dirname(rel); dir !== "."; dir = path.dirname(dir)) parents.unshift(dir);
+  return parents;
+}
+
+/** Creates every folder the files need that is not there yet, parents before children, siblings in parallel. */
+async function makeFolders(gen: Generation, rels: readonly string[], existing?: ReadonlySet<string>): Promise<void> {
   const byDepth: string[][] = [];
   const dirs = new Set<string>();
   for (const rel of rels) {
     let dir = path.dirname(rel);
     while (dir !== "." && !dirs.has(dir)) {
       dirs.add(dir);
-      (byDepth[dir.split("/").length] ??= []).push(dir);
+      if (!existing?.has(dir)) (byDepth[dir.split("/").length] ??= []).push(dir);
       dir = path.dirname(dir);
     }
   }

@@ -111,6 +111,28 @@ export async function nextGenerationId(store: TreeStore): Promise<string> {
   return String(max + 1).padStart(6, "0");
 }
 
+/**
+ * Makes `next` out of a generation that is no longer live (the one a build
+ * would otherwise delete), keeping only its tree: that tree differs from the
+ * live one by the last build's changes, so bringing it up to date costs what
+ * changed rather than a link per file. False when there is none to take.
+ */
+export async function recycleGeneration(store: TreeStore, liveId: string, next: Generation): Promise<boolean> {
+  let names: string[];
+  try {
+    names = (await readdir(store.gensDir)).filter((n) => /^\d+$/.test(n) && n !== liveId && n !== next.id).sort();
+  } catch {
+    return false;
+  }
+  const taken = names.at(-1);
+  if (taken === undefined) return false;
+  await rename(path.join(store.gensDir, taken), next.dir);
+  for (const name of await readdir(next.dir)) {
+    if (name !== "tree") await rm(path.join(next.dir, name), { recursive: true, force: true });
+  }
+  return true;
+}
+
 /** Points `--out` at a generation, atomically. */
 export async function swapTo(store: TreeStore, gen: Generation): Promise<void> {
   const target = path.relative(path.dirname(store.out), gen.tree);

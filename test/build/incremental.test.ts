@@ -1,4 +1,4 @@
-import { readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pathOf } from "../../src/api-paths.js";
@@ -117,12 +117,40 @@ describe("incremental builds", () => {
     let step = 0;
     for (; step < 14; step++) {
       await edits[Math.floor(random() * edits.length)]!();
+      const before = await liveGenerationOf(fx.out);
+      const beforeHash = await hashTree(before.tree);
       await buildFixture(fx, { bodyBudget: step % 2 === 0 ? 0 : undefined });
+      // The next generation is made from the one before last and shares most
+      // files with the live one by hard link: the tree that was live is never written into.
+      expect(await hashTree(before.tree), `step ${step}: the tree that was live`).toBe(beforeHash);
       const clean = path.join(fx.dir, `clean-${step}`);
       await buildFixture(fx, { out: clean });
       expect(await hashTree(fx.out), `step ${step}`).toBe(await hashTree(clean));
       expect(await readPages(await liveGenerationOf(fx.out), ORG)).toEqual(await readPages(await liveGenerationOf(clean), ORG));
     }
+  });
+
+  it("whatever was left in the generation before last, the next tree is exactly the clean build", async () => {
+    await buildFixture(fx);
+    const first = await liveGenerationOf(fx.out);
+    await writePost(fx.content, `${ORG}/p1.md`, postMeta("p1", { category: "news", title: "Second" }));
+    await buildFixture(fx);
+    // The generation before last (the next build's raw material) tampered with:
+    // a stray file and folder, a link out, a file replaced, a folder where a file belongs.
+    const contents = path.join(first.tree, "api/organizations", ORG, "contents");
+    await writeFile(path.join(contents, "stray.json"), "{}");
+    await mkdir(path.join(first.tree, "api/organizations", ORG, "stray-folder"));
+    await symlink("/etc/passwd", path.join(contents, "p3.json.link"));
+    await rm(path.join(contents, "p2.json"));
+    await writeFile(path.join(contents, "p2.json"), '{"tampered":true}');
+    await rm(path.join(contents, "p4.json"));
+    await mkdir(path.join(contents, "p4.json"));
+    await writePost(fx.content, `${ORG}/p1.md`, postMeta("p1", { category: "news", title: "Third" }));
+    const report = await buildFixture(fx);
+    expect(report).toMatchObject({ changed: true, postsRendered: 1 });
+    const clean = path.join(fx.dir, "clean");
+    await buildFixture(fx, { out: clean });
+    expect(await hashTree(fx.out)).toBe(await hashTree(clean));
   });
 
   it("an edit reads and renders only the edited post and lists exactly the paths it changed", async () => {
