@@ -7,11 +7,14 @@
  *     .site.cdsnap/gens/000007/tree/api/organizations/…   the files a CDN serves
  *     .site.cdsnap/gens/000007/pages/<orgId>.json         D8 membership, never served
  *     .site.cdsnap/gens/000007/manifest.jsonl             output hashes, never served
+ *     .site.cdsnap/gens/000007/audit.jsonl                the audit's facts per file, never served
  *     .site.cdsnap/lock                                   one build at a time
  *
  * A build writes the next generation beside the live one and replaces the link
  * with rename(2), so `--out` is never missing, half-written or a mix of two
- * builds, and a failed or killed build leaves it exactly as it was.
+ * builds, and a failed or killed build leaves it exactly as it was. The live
+ * generation and the one before it are kept; the next build makes its
+ * generation out of the one before (see recycleGeneration), never the live one.
  */
 import { randomBytes } from "node:crypto";
 import { lstat, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, writeFile, unlink } from "node:fs/promises";
