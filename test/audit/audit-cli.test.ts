@@ -85,7 +85,7 @@ describe("a fresh tree", () => {
   });
 
   test("--json prints the result as one object; CDSNAP_* variables stand in for the flags", async () => {
-    const result = await runCli(["audit", "--json"], { CDSNAP_DB: site.db, CDSNAP_OUT: site.out, CDSNAP_CONTENT: site.content });
+    const result = await runCli(["audit", "--json"], { env: { CDSNAP_DB: site.db, CDSNAP_OUT: site.out, CDSNAP_CONTENT: site.content } });
     expect(result.code).toBe(0);
     const parsed = JSON.parse(result.stdout) as { ok: boolean; problems: unknown[]; warnings: unknown[]; filesChecked: number };
     expect(parsed).toMatchObject({ ok: true, problems: [], warnings: [], postSourcesChecked: true });

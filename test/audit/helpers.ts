@@ -4,9 +4,8 @@
  * `site`, the real bundled `cdsnap` CLI, and ways to plant files into the live
  * tree without touching the generations that share its inodes.
  */
-import { spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
-import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { cp, mkdir, mkdtemp, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,9 +13,9 @@ import { build, type BuildOptions } from "../../src/build.js";
 import { seedDemo } from "../../src/db/demo-seed.js";
 import { migrate } from "../../src/db/migrations.js";
 import type { BuildReport } from "../../src/report.js";
-import { cliPath, withDb } from "../helpers/fixture.js";
+import { cliPath, hashTree, listFiles, runCli, withDb, type CliResult } from "../helpers/fixture.js";
 
-export { cliPath };
+export { cliPath, hashTree, listFiles, runCli, type CliResult };
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const ORGS = "api/organizations";
@@ -82,55 +81,9 @@ export async function remove(out: string, rel: string): Promise<void> {
   await unlink(path.join(out, rel));
 }
 
-/** Every regular file under `root`, sorted, `/`-separated. */
-export async function listFiles(root: string): Promise<string[]> {
-  const out: string[] = [];
-  async function walk(dir: string, prefix: string): Promise<void> {
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
-      if ((await stat(path.join(dir, entry.name))).isDirectory()) await walk(path.join(dir, entry.name), rel);
-      else out.push(rel);
-    }
-  }
-  await walk(root, "");
-  return out.sort();
-}
-
-/** One hash over every path and byte of a tree. */
-export async function hashTree(root: string): Promise<string> {
-  const hash = createHash("sha256");
-  for (const rel of await listFiles(root)) {
-    const bytes = await readFile(path.join(root, rel));
-    hash.update(`${rel}\0${bytes.length}\0`).update(bytes);
-  }
-  return hash.digest("hex");
-}
-
 // ------------------------------------------------------------------- the CLI
 
 
-
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `cdsnap <args>` to completion, with no CDSNAP_* variable from the developer's shell. */
-export async function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  const cli = await cliPath();
-  const childEnv = { ...process.env };
-  for (const name of Object.keys(childEnv)) if (name.startsWith("CDSNAP_")) delete childEnv[name];
-  const child = spawn(process.execPath, [cli, ...args], { env: { ...childEnv, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** `audit --db … --out …` of a site (with `--content` unless `withContent` is false), plus extra flags. */
 export function auditArgs(site: Site, options: { withContent?: boolean } = {}, ...extra: string[]): string[] {

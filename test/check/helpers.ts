@@ -4,8 +4,6 @@
  * content folder the tests write posts into, line by line, so every expected
  * `file:line` can be read off the test.
  */
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -14,9 +12,9 @@ import { checkSources, type CheckOptions, type CheckResult } from "../../src/che
 import type { Finding } from "../../src/check/lint-rules.js";
 import { migrate } from "../../src/db/migrations.js";
 import { openDatabase } from "../../src/db/open.js";
+import { runCli, type CliResult } from "../helpers/fixture.js";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-export const CLI = path.join(REPO_ROOT, "dist", "cli.js");
 
 /** The instant the check tests run at. */
 export const NOW = new Date("2026-07-01T00:00:00Z");
@@ -82,24 +80,4 @@ export function ofRule(result: CheckResult, rule: string): Finding[] {
   return [...result.errors, ...result.warnings].filter((f) => f.rule === rule);
 }
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the bundled `cdsnap` (dist/cli.js, written by `npm test` and `node scripts/bundle.mjs`). */
-export function runCli(args: readonly string[]): Promise<CliResult> {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing; run: node scripts/bundle.mjs`);
-  const env = { ...process.env };
-  for (const name of Object.keys(env)) if (name.startsWith("CDSNAP_")) delete env[name];
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+export { runCli, type CliResult };

@@ -421,8 +421,8 @@ export async function runCli(args: readonly string[], options: { env?: NodeJS.Pr
 export async function spawnCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv } = {}): Promise<ChildProcess> {
   const cli = await cliPath();
   const env = { ...process.env, ...options.env };
-  // The CLI reads its flags from these too; a developer's shell must not leak in.
-  for (const name of ["CDSNAP_DB", "CDSNAP_CONTENT", "CDSNAP_OUT"]) if (!options.env?.[name]) delete env[name];
+  // The CLI reads its flags (and CDSNAP_PARSE_THREADS) from CDSNAP_* too; a developer's shell must not leak in.
+  for (const name of Object.keys(env)) if (name.startsWith("CDSNAP_") && !options.env?.[name]) delete env[name];
   return spawn(process.execPath, [cli, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
 }
 

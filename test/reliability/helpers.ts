@@ -13,7 +13,7 @@ import { connect } from "node:net";
 import path from "node:path";
 import { hashKey } from "../../src/db/keys.js";
 import { DEMO_SECRET_VALUES } from "../../src/db/demo-seed.js";
-import { CLI, DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY, withDb } from "../server/helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY, REPO_ROOT, withDb } from "../server/helpers.js";
 
 // ------------------------------------------------------------------ scale
 
@@ -291,6 +291,9 @@ export interface Run {
   /** True when the run outlived `timeoutMs` and was killed: a hang. */
   timedOut: boolean;
 }
+
+/** The bundled CLI (`npm test` writes it): these runs are killed on purpose, so they start it synchronously. */
+const CLI = path.join(REPO_ROOT, "dist", "cli.js");
 
 function cliEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };

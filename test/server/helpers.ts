@@ -4,9 +4,8 @@
  * 127.0.0.1 port 0 (or the real `cdsnap serve` process), and HTTP clients that
  * can say what fetch cannot (raw paths, chunked bodies, HEAD on the wire).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
 import { readFile, readdir, readlink, lstat, mkdtemp, rm } from "node:fs/promises";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { connect } from "node:net";
@@ -19,7 +18,7 @@ import { seedDemo } from "../../src/db/demo-seed.js";
 import { migrate } from "../../src/db/migrations.js";
 import { openDatabase } from "../../src/db/open.js";
 import { treeStoreOf } from "../../src/emit/tree-store.js";
-import { withDb } from "../helpers/fixture.js";
+import { runCli, spawnCli, withDb, type CliResult } from "../helpers/fixture.js";
 import { startServer, type RunningServer, type ServeOptions } from "../../src/server/create-server.js";
 
 export { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
@@ -62,7 +61,7 @@ export async function removeSite(site: Site | undefined): Promise<void> {
 }
 
 /** Runs `fn` on a read-write handle of the database (a connection of its own, like an admin tool). */
-export { withDb };
+export { runCli, withDb, type CliResult };
 
 // ----------------------------------------------------------------- the server
 
@@ -298,40 +297,6 @@ export function sha256Hex(data: string | Buffer): string {
 
 // ----------------------------------------------------------------------- CLI
 
-/** The bundled CLI; `npm test` (and `node scripts/bundle.mjs`) writes it from the current sources. */
-export const CLI = path.join(REPO_ROOT, "dist", "cli.js");
-
-function cliEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  // The CLI reads its flags from CDSNAP_* too; a developer's shell must not leak in.
-  for (const name of Object.keys(env)) if (name.startsWith("CDSNAP_")) delete env[name];
-  return env;
-}
-
-function spawnCli(args: readonly string[]): ChildProcess {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing; run: node scripts/bundle.mjs`);
-  return spawn(process.execPath, [CLI, ...args], { env: cliEnv(), stdio: ["ignore", "pipe", "pipe"] });
-}
-
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `cdsnap <args>` to completion and collects its output. */
-export function runCli(args: readonly string[]): Promise<CliResult> {
-  const child = spawnCli(args);
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 export interface CliServer {
   url: string;
   child: ChildProcess;
@@ -344,7 +309,7 @@ export interface CliServer {
 
 /** Starts `cdsnap serve --port 0` on a site and waits for its "cdsnap serving URL" line. */
 export async function startCliServer(site: Site, extra: string[] = []): Promise<CliServer> {
-  const child = spawnCli(["serve", "--db", site.db, "--content", DEMO_CONTENT, "--out", site.out, "--port", "0", ...extra]);
+  const child = await spawnCli(["serve", "--db", site.db, "--content", DEMO_CONTENT, "--out", site.out, "--port", "0", ...extra]);
   let out = "";
   let err = "";
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
