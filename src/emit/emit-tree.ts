@@ -310,18 +310,22 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
     // A recycled tree holds files of the generation before last: each is kept
     // when it is the live file itself (same inode), else replaced; never written
     // into, as most of its files are hard links shared with the live tree.
-    const present = live && (await recycleGeneration(store, live.id, gen)) ? await prepareRecycled(gen, [...owners.keys(), ...carried]) : null;
-    await makeFolders(gen, [...owners.keys(), ...carried], present?.dirs);
-    const isLiveFile = async (rel: string, entry: FileEntry) => {
+    const rels = [...owners.keys(), ...carried];
+    const folders = foldersOf(rels);
+    const recycled = live !== null && (await recycleGeneration(store, live.id, gen));
+    const present = recycled ? await prepareRecycled(gen, new Set(rels), folders) : null;
+    await makeFolders(gen, folders, present?.dirs);
+    /** Whether the recycled tree already holds inode `ino` at `rel`; whatever else is there is removed. */
+    const keptOrCleared = async (rel: string, ino?: number) => {
       if (!present?.files.has(rel)) return false;
       // Synchronous, like listTree: a cached lstat is cheaper than a trip through the thread pool.
-      const info = lstatSync(path.join(gen.tree, rel));
-      if (info.ino === entry[1]) return true;
+      if (ino !== undefined && lstatSync(path.join(gen.tree, rel)).ino === ino) return true;
       await unlink(path.join(gen.tree, rel));
       return false;
     };
-    const clear = async (rel: string) => {
-      if (present?.files.has(rel)) await unlink(path.join(gen.tree, rel));
+    const placeLive = async (rel: string, entry: FileEntry) => {
+      if (!(await keptOrCleared(rel, entry[1]))) await link(path.join(live!.tree, rel), path.join(gen.tree, rel));
+      next.files.set(rel, entry);
     };
 
     // Every write and link is awaited by the job that made it: the kernel's work
@@ -330,15 +334,13 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
     // next posts. mapLimit bounds the jobs, hence the files open at once. A hard
     // link keeps the inode and mtime, so the live entry stays true.
     const linkLive = async (rel: string, orgId: string) => {
-      const entry = liveEntry(rel)!;
-      if (!(await isLiveFile(rel, entry))) await link(path.join(live!.tree, rel), path.join(gen.tree, rel));
+      await placeLive(rel, liveEntry(rel)!);
       statsOf(orgId).unchanged++;
-      next.files.set(rel, entry);
     };
     const writeNew = async (rel: string, orgId: string, bytes: Buffer, hash: string) => {
       options.onWrite?.(rel, bytes);
       const target = path.join(gen.tree, rel);
-      await clear(rel);
+      await keptOrCleared(rel);
       // Exclusive: a file is only ever created, so bytes can never land in an inode the live tree shares.
       await writeFile(target, bytes, { flag: "wx" });
       const info = await lstat(target);
@@ -378,9 +380,8 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
     });
     await mapLimit(carried, FILE_CONCURRENCY, async (rel) => {
       const entry = liveEntry(rel);
-      if (!entry) return clear(rel);
-      if (!(await isLiveFile(rel, entry))) await link(path.join(live!.tree, rel), path.join(gen.tree, rel));
-      next.files.set(rel, entry);
+      if (entry) await placeLive(rel, entry);
+      else await keptOrCleared(rel);
     });
 
     for (const [orgId, json] of pages) {
@@ -418,19 +419,30 @@ export async function emitTree(store: TreeStore, plans: readonly OrgPlan[], opti
   return { generation: gen.id, swapped: true, perOrg, changes, postsRendered };
 }
 
+/** Every folder `rels` lie in, below the tree's root. */
+function foldersOf(rels: readonly string[]): Set<string> {
+  const folders = new Set<string>();
+  for (const rel of rels) {
+    for (let dir = path.dirname(rel); dir !== "." && !folders.has(dir); dir = path.dirname(dir)) folders.add(dir);
+  }
+  return folders;
+}
+
 /**
- * Readies a recycled tree for `rels`: removes every file, folder and other entry
- * the next generation does not have, and returns the files and folders left.
+ * Readies a recycled tree for the next generation's files and folders: removes
+ * every entry it does not have, and returns the files and folders left.
  */
-async function prepareRecycled(gen: Generation, rels: readonly string[]): Promise<{ files: Set<string>; dirs: Set<string> }> {
+async function prepareRecycled(
+  gen: Generation,
+  wanted: ReadonlySet<string>,
+  wantedDirs: ReadonlySet<string>,
+): Promise<{ files: Set<string>; dirs: Set<string> }> {
   let listing: Listing;
   try {
     listing = listTree(gen.tree);
   } catch {
     listing = { files: [], dirs: [], others: [] };
   }
-  const wanted = new Set(rels);
-  const wantedDirs = new Set(rels.flatMap((rel) => parentsOf(rel)));
   const unwantedDirs = listing.dirs.filter((dir) => !wantedDirs.has(dir));
   const unwantedFiles = [...listing.files.filter((rel) => !wanted.has(rel)), ...listing.others];
   await mapLimit(unwantedFiles, FILE_CONCURRENCY, (rel) => rm(path.join(gen.tree, rel), { force: true }));
@@ -442,25 +454,10 @@ async function prepareRecycled(gen: Generation, rels: readonly string[]): Promis
   };
 }
 
-/** The folders above `rel`, nearest last. */
-function parentsOf(rel: string): string[] {
-  const parents: string[] = [];
-  for (let dir = path.dirname(rel); dir !== "."; dir = path.dirname(dir)) parents.unshift(dir);
-  return parents;
-}
-
-/** Creates every folder the files need that is not there yet, parents before children, siblings in parallel. */
-async function makeFolders(gen: Generation, rels: readonly string[], existing?: ReadonlySet<string>): Promise<void> {
+/** Creates the folders that are not there yet, parents before children, siblings in parallel. */
+async function makeFolders(gen: Generation, folders: ReadonlySet<string>, existing?: ReadonlySet<string>): Promise<void> {
   const byDepth: string[][] = [];
-  const dirs = new Set<string>();
-  for (const rel of rels) {
-    let dir = path.dirname(rel);
-    while (dir !== "." && !dirs.has(dir)) {
-      dirs.add(dir);
-      if (!existing?.has(dir)) (byDepth[dir.split("/").length] ??= []).push(dir);
-      dir = path.dirname(dir);
-    }
-  }
+  for (const dir of folders) if (!existing?.has(dir)) (byDepth[dir.split("/").length] ??= []).push(dir);
   await mkdir(path.join(gen.dir, "pages"), { recursive: true });
   await mkdir(gen.tree, { recursive: true });
   for (const level of byDepth) {
