@@ -24,15 +24,11 @@ export interface RefreshResult {
 }
 
 /**
- * Re-renders the organization file from the database and replaces it when its
- * bytes differ. Returns null when the organization has no file in the live tree
- * (not built yet) or its row does not validate (the next build reports why).
+ * Re-renders each organization's file from the database and replaces it when
+ * its bytes differ, all under one write lock. An organization maps to null when
+ * it has no file in the live tree (not built yet) or its row does not validate
+ * (the next build reports why).
  */
-export function refreshOrganizationFile(db: Db, store: TreeStore, orgId: string): RefreshResult | null {
-  return refreshOrganizationFiles(db, store, [orgId]).get(orgId) ?? null;
-}
-
-/** {@link refreshOrganizationFile} for several organizations under one write lock. */
 export function refreshOrganizationFiles(
   db: Db,
   store: TreeStore,

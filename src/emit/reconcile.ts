@@ -1,6 +1,6 @@
 import { pathOf } from "../api-paths.js";
 import { openDatabase } from "../db/open.js";
-import { refreshOrganizationFile } from "./organization-file.js";
+import { refreshOrganizationFiles } from "./organization-file.js";
 import type { TreeStore } from "./tree-store.js";
 
 /**
@@ -23,8 +23,8 @@ export async function reconcileOrganizationFiles(
     return rewritten;
   }
   try {
-    for (const orgId of orgIds) {
-      if (refreshOrganizationFile(db, store, orgId)?.written) rewritten.push(pathOf({ kind: "organization", orgId }));
+    for (const [orgId, result] of refreshOrganizationFiles(db, store, orgIds)) {
+      if (result?.written) rewritten.push(pathOf({ kind: "organization", orgId }));
     }
   } catch (error) {
     if ((error as { code?: string }).code !== "SQLITE_READONLY") throw error;

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { WRITE_ROUTES, parseApiPath, type Route } from "../api-paths.js";
 import { assertMigrated, openDatabase, type Db } from "../db/open.js";
 import { listOrgIds } from "../db/read-snapshot.js";
-import { refreshOrganizationFile } from "../emit/organization-file.js";
+import { refreshOrganizationFiles } from "../emit/organization-file.js";
 import { treeStoreOf } from "../emit/tree-store.js";
 import { createAuthCache, type AuthCache } from "./auth.js";
 import { answerClientError } from "./client-error.js";
@@ -115,7 +115,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const db = openDatabase(options.db);
   assertMigrated(db, options.db);
   const store = treeStoreOf(options.out);
-  for (const orgId of listOrgIds(db)) refreshOrganizationFile(db, store, orgId);
+  refreshOrganizationFiles(db, store, listOrgIds(db));
 
   const auth = createAuthCache(db, clock, options.authRefreshMs);
   const statics = createStaticRoute(store, createFileCache());
