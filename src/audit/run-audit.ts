@@ -11,7 +11,7 @@ import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { expectationsOf, readAuditInputs } from "./audit-inputs.js";
 import { auditTree, inspectBytes, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
 import type { SwapContext } from "../emit/emit-tree.js";
-import { readJsonLines, writeJsonLines } from "../emit/json-lines.js";
+import { readVersioned, writeJsonLines } from "../emit/json-lines.js";
 import { needlesOf } from "./scan-secrets.js";
 import { routeOfFile, type RouteKind } from "../api-paths.js";
 import type { FileFacts } from "./tree-rules.js";
@@ -113,22 +113,12 @@ function* auditLines(salt: string, secretsKey: string, facts: readonly FileFacts
 }
 
 async function readAuditRecord(genDir: string): Promise<AuditRecord | null> {
-  try {
-    let record: AuditRecord | null = null;
-    for await (const value of readJsonLines(path.join(genDir, AUDIT_RECORD))) {
-      if (record === null) {
-        const header = value as AuditHeader;
-        if (header.version !== AUDIT_RECORD_VERSION) return null;
-        record = { salt: header.salt, secretsKey: header.secretsKey, files: new Map() };
-        continue;
-      }
-      const [sha256, facts] = value as AuditLine;
-      record.files.set(facts.rel, { sha256, facts });
-    }
-    return record;
-  } catch {
-    return null;
-  }
+  const files: AuditRecord["files"] = new Map();
+  const header = await readVersioned<AuditHeader>(path.join(genDir, AUDIT_RECORD), AUDIT_RECORD_VERSION, (value) => {
+    const [sha256, facts] = value as AuditLine;
+    files.set(facts.rel, { sha256, facts });
+  });
+  return header && { salt: header.salt, secretsKey: header.secretsKey, files };
 }
 
 /**

@@ -17,7 +17,7 @@ import { FILE_CONCURRENCY, mapLimit, settleAll } from "../concurrency.js";
 import type { PostRecord } from "../model/snapshot.js";
 import type { PageMembership } from "../render/blocks.js";
 import { canonicalJson } from "../render/canonical-json.js";
-import { readJsonLines, writeJsonLines } from "./json-lines.js";
+import { readVersioned, writeJsonLines } from "./json-lines.js";
 import { listTree, type Listing } from "./list-tree.js";
 import { categoryKeyOf, renderPostFiles, type OrgPlan } from "../render/render-org.js";
 import {
@@ -119,26 +119,16 @@ export function fileBytes(json: unknown): Buffer {
   return Buffer.from(canonicalJson(json), "utf8");
 }
 
-/** The generation's manifest; empty when it is missing, unreadable or of another version (the build then starts afresh). */
+/** The generation's manifest; empty when it is missing, damaged or of another version (the build then starts afresh). */
 export async function readManifest(gen: Generation): Promise<Manifest> {
   const manifest = emptyManifest();
-  try {
-    let header = true;
-    for await (const value of readJsonLines(manifestFileOf(gen))) {
-      if (header) {
-        if ((value as { version?: unknown }).version !== MANIFEST_VERSION) return emptyManifest();
-        header = false;
-        continue;
-      }
-      const line = value as ManifestLine;
-      if (line[0] === "file") manifest.files.set(line[1], [line[2], line[3], line[4], line[5]]);
-      else if (line[0] === "pages") manifest.pages.set(line[1], line[2]);
-      else postsOf(manifest, line[1]).set(line[2], line[3]);
-    }
-    return manifest;
-  } catch {
-    return emptyManifest();
-  }
+  const header = await readVersioned(manifestFileOf(gen), MANIFEST_VERSION, (value) => {
+    const line = value as ManifestLine;
+    if (line[0] === "file") manifest.files.set(line[1], [line[2], line[3], line[4], line[5]]);
+    else if (line[0] === "pages") manifest.pages.set(line[1], line[2]);
+    else postsOf(manifest, line[1]).set(line[2], line[3]);
+  });
+  return header ? manifest : emptyManifest();
 }
 
 function postsOf(manifest: Manifest, orgId: string): Map<string, CachedPost> {

@@ -37,3 +37,27 @@ export async function* readJsonLines(file: string): AsyncGenerator<unknown> {
   const lines = createInterface({ input: createReadStream(file, { encoding: "utf8" }), crlfDelay: Infinity });
   for await (const line of lines) if (line !== "") yield JSON.parse(line);
 }
+
+/**
+ * Reads a record file whose first line is a header naming its format version:
+ * each later value goes to `onLine`. Null (and nothing read past the header)
+ * when the file is missing, damaged or of another version: the caller then
+ * starts afresh rather than trusting it.
+ */
+export async function readVersioned<H extends { version: number }>(
+  file: string,
+  version: number,
+  onLine: (value: unknown) => void,
+): Promise<H | null> {
+  try {
+    let header: H | null = null;
+    for await (const value of readJsonLines(file)) {
+      if (header) onLine(value);
+      else if ((value as H).version === version) header = value as H;
+      else return null;
+    }
+    return header;
+  } catch {
+    return null;
+  }
+}
