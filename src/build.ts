@@ -9,7 +9,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { readSecrets } from "./audit/read-secrets.js";
 import { createBuildAudit } from "./audit/run-audit.js";
-import { assertMigrated, openDatabase } from "./db/open.js";
+import { openContractDatabase } from "./db/contract-schema.js";
 import { readSnapshot } from "./db/read-snapshot.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
 import { emitTree, loadPrevious, previousRecords } from "./emit/emit-tree.js";
@@ -63,11 +63,10 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
   const now = (options.now ?? new Date()).getTime();
   const orgIds = options.orgs && options.orgs.length > 0 ? [...new Set(options.orgs)].sort() : undefined;
 
-  const db = openDatabase(options.db, { readonly: true });
+  const db = openContractDatabase(options.db, { readonly: true });
   let snapshot;
   let secrets;
   try {
-    assertMigrated(db, options.db);
     snapshot = readSnapshot(db, orgIds);
     secrets = readSecrets(db);
   } finally {

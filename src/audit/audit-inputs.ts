@@ -7,7 +7,7 @@
  * reads them here, with the build's own readers and rules, so the two can never
  * disagree about what "published" means.
  */
-import { assertMigrated, openDatabase } from "../db/open.js";
+import { openContractDatabase } from "../db/contract-schema.js";
 import { readSnapshot } from "../db/read-snapshot.js";
 import type { Problem } from "../errors.js";
 import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
@@ -99,11 +99,10 @@ export interface ReadAuditInputsOptions {
 /** Reads everything `cdsnap audit` needs from the database (and the posts, when given). */
 export async function readAuditInputs(options: ReadAuditInputsOptions): Promise<AuditInputs> {
   const now = (options.now ?? new Date()).getTime();
-  const db = openDatabase(options.db, { readonly: true });
+  const db = openContractDatabase(options.db, { readonly: true });
   let snapshot;
   let secrets;
   try {
-    assertMigrated(db, options.db);
     snapshot = readSnapshot(db);
     secrets = readSecrets(db);
   } finally {

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { FILE_CONCURRENCY, mapLimit } from "../concurrency.js";
-import { assertMigrated, openDatabase } from "../db/open.js";
+import { openContractDatabase } from "../db/contract-schema.js";
 import { readSnapshot } from "../db/read-snapshot.js";
 import type { Problem } from "../errors.js";
 import type { PostRecord } from "../model/snapshot.js";
@@ -85,10 +85,9 @@ async function lintOrg(posts: readonly PostRecord[], settings: LintSettings): Pr
 export async function checkSources(options: CheckOptions): Promise<CheckResult> {
   const now = (options.now ?? new Date()).getTime();
   const orgIds = options.orgs && options.orgs.length > 0 ? [...new Set(options.orgs)].sort() : undefined;
-  const db = openDatabase(options.db, { readonly: true });
+  const db = openContractDatabase(options.db, { readonly: true });
   let snapshot;
   try {
-    assertMigrated(db, options.db);
     snapshot = readSnapshot(db, orgIds);
   } finally {
     db.close();

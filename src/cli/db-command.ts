@@ -1,19 +1,20 @@
 import type { Command } from "commander";
 import { seedDemo } from "../db/demo-seed.js";
-import { migrate } from "../db/migrations.js";
+import { migrate, type MigrateResult } from "../db/migrations.js";
 import { openDatabase } from "../db/open.js";
 import { absolute, dbOption } from "./options.js";
 
 export function registerDb(program: Command): void {
   const db = program.command("db").description("create and migrate the database");
   db.command("migrate")
-    .description("create the database if needed and apply pending migrations")
+    .description(
+      "create the database, or adopt an existing one: add only the missing contract tables and cdsnap's own indexes, change no row",
+    )
     .addOption(dbOption())
     .action((flags: { db: string }) => {
       const handle = openDatabase(absolute(flags.db), { create: true });
       try {
-        const ran = migrate(handle);
-        process.stdout.write(ran ? `applied ${ran} migration(s) to ${flags.db}\n` : `${flags.db} is up to date\n`);
+        process.stdout.write(describeMigration(flags.db, migrate(handle)));
       } finally {
         handle.close();
       }
@@ -30,4 +31,12 @@ export function registerDb(program: Command): void {
         handle.close();
       }
     });
+}
+
+function describeMigration(file: string, result: MigrateResult): string {
+  const done = [
+    ...(result.tablesCreated.length > 0 ? [`created the tables ${result.tablesCreated.join(", ")}`] : []),
+    ...(result.additionsApplied.length > 0 ? [`added ${result.additionsApplied.join(", ")}`] : []),
+  ];
+  return done.length > 0 ? `${file}: ${done.join("; ")}\n` : `${file} already has everything cdsnap needs; nothing changed\n`;
 }

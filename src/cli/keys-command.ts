@@ -1,12 +1,12 @@
 import type { Command } from "commander";
 import { createKey, listKeys, parseScopes, revokeKey } from "../db/keys.js";
-import { assertMigrated, openDatabase, type Db } from "../db/open.js";
+import { openContractDatabase } from "../db/contract-schema.js";
+import type { Db } from "../db/open.js";
 import { absolute, dbOption } from "./options.js";
 
 function withDb<T>(file: string, fn: (db: Db) => T): T {
-  const db = openDatabase(absolute(file));
+  const db = openContractDatabase(absolute(file));
   try {
-    assertMigrated(db, file);
     return fn(db);
   } finally {
     db.close();

@@ -1,99 +1,52 @@
 /**
- * Schema migrations, applied in order and recorded in `PRAGMA user_version`.
- * Migration 1 is data-contract.md verbatim: the admin tools own those names.
- * Later ones hold the project's own additions; never edit a released one.
+ * `cdsnap db migrate`: makes a database ready for cdsnap without taking it over.
+ * A new file gets the contract's tables. An existing one, made by the admin
+ * tools or by an earlier cdsnap, is adopted: a missing contract table is created
+ * empty, and each of cdsnap's own additions is applied once and recorded in
+ * `cdsnap_schema`. Nothing else changes: no row and no column of the admin
+ * tools' tables, and never `user_version`, which is theirs.
  */
-import type { Database } from "better-sqlite3";
+import { UsageError } from "../errors.js";
+import { CONTRACT_TABLES_SQL, describeGaps, findSchemaGaps } from "./contract-schema.js";
+import type { Db } from "./open.js";
 
-const MIGRATIONS: readonly string[] = [
-  `
-  CREATE TABLE organizations(
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    slug TEXT NOT NULL UNIQUE,
-    google_analytics_id TEXT,
-    meta_pixel_id TEXT,
-    gtm_container_id TEXT,
-    business_description TEXT NOT NULL DEFAULT '',
-    allowed_origins TEXT
-  );
-  CREATE TABLE organization_secrets(
-    org_id TEXT NOT NULL REFERENCES organizations(id),
-    name TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (org_id, name)
-  );
-  CREATE TABLE business_offers(
-    org_id TEXT NOT NULL REFERENCES organizations(id),
-    position INTEGER NOT NULL,
-    name TEXT NOT NULL,
-    description TEXT NOT NULL,
-    link TEXT,
-    PRIMARY KEY (org_id, position)
-  );
-  CREATE TABLE api_keys(
-    id TEXT PRIMARY KEY,
-    org_id TEXT NOT NULL REFERENCES organizations(id),
-    key_sha256 TEXT NOT NULL UNIQUE,
-    scopes TEXT NOT NULL,
-    label TEXT,
-    created_at TEXT NOT NULL,
-    revoked_at TEXT
-  );
-  CREATE TABLE categories(
-    org_id TEXT NOT NULL REFERENCES organizations(id),
-    id TEXT NOT NULL,
-    slug TEXT NOT NULL,
-    value TEXT NOT NULL,
-    position INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (org_id, id), UNIQUE (org_id, slug)
-  );
-  CREATE TABLE blocks(
-    org_id TEXT NOT NULL REFERENCES organizations(id),
-    id TEXT NOT NULL,
-    slug TEXT NOT NULL,
-    name TEXT NOT NULL,
-    status TEXT NOT NULL,
-    position INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (org_id, id), UNIQUE (org_id, slug)
-  );
-  CREATE TABLE block_fields(
-    org_id TEXT NOT NULL,
-    block_id TEXT NOT NULL,
-    position INTEGER NOT NULL,
-    key TEXT NOT NULL,
-    type TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (org_id, block_id, position),
-    FOREIGN KEY (org_id, block_id) REFERENCES blocks(org_id, id)
-  );
-  CREATE TABLE block_pages(
-    org_id TEXT NOT NULL,
-    block_id TEXT NOT NULL,
-    page TEXT NOT NULL,
-    PRIMARY KEY (org_id, block_id, page),
-    FOREIGN KEY (org_id, block_id) REFERENCES blocks(org_id, id)
-  );
-  `,
-  // The key check looks keys up by hash (UNIQUE gives that index); listing by
-  // organization is the other access path.
-  `CREATE INDEX api_keys_org ON api_keys(org_id);`,
+/** cdsnap's additions, by name; none is needed to read, so a database without them builds and serves. */
+const ADDITIONS: readonly { name: string; sql: string }[] = [
+  // `keys list --org` lists by organization; the key check finds keys by hash through the UNIQUE index.
+  { name: "api_keys_org", sql: "CREATE INDEX IF NOT EXISTS api_keys_org ON api_keys(org_id)" },
 ];
 
-export const SCHEMA_VERSION = MIGRATIONS.length;
+const BOOKKEEPING_SQL = `CREATE TABLE IF NOT EXISTS cdsnap_schema(
+  name TEXT PRIMARY KEY,
+  applied_at TEXT NOT NULL
+)`;
 
-/** Applies every pending migration in one transaction; returns how many ran. */
-export function migrate(db: Database): number {
-  const current = db.pragma("user_version", { simple: true }) as number;
-  if (current > SCHEMA_VERSION) {
-    throw new Error(
-      `the database is at schema version ${current}, newer than this cdsnap (${SCHEMA_VERSION}); upgrade cdsnap`,
-    );
-  }
-  const pending = MIGRATIONS.slice(current);
-  db.transaction(() => {
-    for (const sql of pending) db.exec(sql);
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  }).immediate();
-  return pending.length;
+export interface MigrateResult {
+  tablesCreated: string[];
+  additionsApplied: string[];
+}
+
+/** Adopts the database in one transaction; running it again changes nothing. */
+export function migrate(db: Db, now: Date = new Date()): MigrateResult {
+  return db
+    .transaction((): MigrateResult => {
+      const gaps = findSchemaGaps(db);
+      if (gaps.columns.length > 0) throw new UsageError(describeGaps(db.name, { tables: [], columns: gaps.columns }));
+      if (gaps.tables.length > 0) db.exec(CONTRACT_TABLES_SQL);
+      const hasBookkeeping = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'cdsnap_schema'").get();
+      const applied = new Set(
+        hasBookkeeping ? (db.prepare("SELECT name FROM cdsnap_schema").pluck().all() as string[]) : [],
+      );
+      const pending = ADDITIONS.filter((addition) => !applied.has(addition.name));
+      if (pending.length > 0) {
+        db.exec(BOOKKEEPING_SQL);
+        const record = db.prepare("INSERT INTO cdsnap_schema (name, applied_at) VALUES (?, ?)");
+        for (const addition of pending) {
+          db.exec(addition.sql);
+          record.run(addition.name, now.toISOString());
+        }
+      }
+      return { tablesCreated: gaps.tables, additionsApplied: pending.map((addition) => addition.name) };
+    })
+    .immediate();
 }

@@ -1,14 +1,13 @@
 import Database from "better-sqlite3";
 import { existsSync } from "node:fs";
 import { UsageError } from "../errors.js";
-import { SCHEMA_VERSION } from "./migrations.js";
 
 export type Db = Database.Database;
 
 /**
- * Opens the database. WAL lets the build read a consistent snapshot while the
- * write proxy writes; the busy timeout makes writers queue instead of failing
- * with SQLITE_BUSY. `readonly` is for the build, which must never write.
+ * Opens the database. The busy timeout makes writers queue instead of failing
+ * with SQLITE_BUSY. `readonly` is for the build, check and audit, which never
+ * write.
  */
 export function openDatabase(file: string, options: { readonly?: boolean; create?: boolean } = {}): Db {
   if (!options.create && !existsSync(file)) {
@@ -18,7 +17,6 @@ export function openDatabase(file: string, options: { readonly?: boolean; create
   db.pragma("busy_timeout = 5000");
   db.pragma("foreign_keys = ON");
   if (!options.readonly) {
-    db.pragma("journal_mode = WAL");
     // better-sqlite3 builds SQLite with NORMAL for WAL, where a commit is not
     // synced: an acknowledged PATCH could be lost on power loss. The write proxy
     // commits once per batch of PATCHes, so the sync costs little.
@@ -36,14 +34,4 @@ export function prepared(db: Db, sql: string): Database.Statement {
   let statement = bySql.get(sql);
   if (!statement) bySql.set(sql, (statement = db.prepare(sql)));
   return statement;
-}
-
-/** Refuses a database the migrations have not brought to this cdsnap's schema. */
-export function assertMigrated(db: Db, file: string): void {
-  const version = db.pragma("user_version", { simple: true }) as number;
-  if (version !== SCHEMA_VERSION) {
-    throw new UsageError(
-      `database ${file} is at schema version ${version}, expected ${SCHEMA_VERSION}; run: cdsnap db migrate --db ${file}`,
-    );
-  }
 }

@@ -8,7 +8,8 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WRITE_ROUTES, parseApiPath, type Route } from "../api-paths.js";
-import { assertMigrated, openDatabase, type Db } from "../db/open.js";
+import { openContractDatabase } from "../db/contract-schema.js";
+import type { Db } from "../db/open.js";
 import { listOrgIds } from "../db/read-snapshot.js";
 import { refreshOrganizationFiles } from "../emit/organization-file.js";
 import { treeStoreOf } from "../emit/tree-store.js";
@@ -112,8 +113,7 @@ function splitUrl(url: string): { rawPath: string; query: string } {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? defaultLogger;
   const clock = options.clock ?? Date.now;
-  const db = openDatabase(options.db);
-  assertMigrated(db, options.db);
+  const db = openContractDatabase(options.db, { wal: true });
   const store = treeStoreOf(options.out);
   refreshOrganizationFiles(db, store, listOrgIds(db));
 
