@@ -7,6 +7,7 @@
 import { watch, type FSWatcher } from "chokidar";
 import path from "node:path";
 import { build } from "../build.js";
+import { openContractDatabase } from "../db/contract-schema.js";
 import { openDatabase } from "../db/open.js";
 import { CdsnapError, type Problem } from "../errors.js";
 import type { BuildReport } from "../report.js";
@@ -105,6 +106,9 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
 
   // The database file and its WAL change on mere opens, closes and checkpoints (every build
   // causes some); `PRAGMA data_version` moves only when another connection commits.
+  // The server switches the file to WAL when it starts; done first, that switch
+  // is not taken for an admin's change once the watch is on.
+  openContractDatabase(db, { wal: true }).close();
   const versionDb = openDatabase(db, { readonly: true });
   const readVersion = versionDb.prepare("PRAGMA data_version").pluck();
   let dataVersion = readVersion.get();

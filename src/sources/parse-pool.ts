@@ -1,9 +1,9 @@
 /**
  * Parsing posts (YAML, validation, excerpts) is the build's largest CPU cost
- * before rendering; it can be split across worker threads. Off by default:
- * on the 2-core machines measured so far (npm run bench) a second thread did
- * not pay for its start-up and the copying of every record back; set
- * CDSNAP_PARSE_THREADS=N to use N threads. The worker is a separate bundle
+ * before rendering, so it is shared between this thread and worker threads,
+ * one thread per core by default (CDSNAP_PARSE_THREADS=N to choose; 1 parses
+ * here alone). Everyone takes batches from one queue, this thread included, so
+ * no core waits while another has work. The worker is a separate bundle
  * (dist/parse-worker.js); where it does not exist (tests run the sources)
  * everything is parsed in this thread.
  */
@@ -17,7 +17,10 @@ import { parseFiles, type BodyPolicy } from "./parse-files.js";
 
 /** Below this many files a worker's start-up costs more than it saves. */
 export const PARALLEL_THRESHOLD = 400;
-const BATCH = 250;
+/** A worker's batch; two are in flight so that it never waits for this thread to hand it the next. */
+const WORKER_BATCH = 200;
+/** This thread's batch: small, so that between two of them the workers' answers are taken in promptly. */
+const OWN_BATCH = 25;
 
 const WORKER_URL = new URL("./parse-worker.js", import.meta.url);
 
@@ -27,41 +30,75 @@ export interface ParseTask {
   rels: string[];
 }
 
+function threadsWanted(): number {
+  const asked = process.env.CDSNAP_PARSE_THREADS;
+  if (asked === undefined || asked === "") return availableParallelism();
+  return Math.max(1, Math.min(availableParallelism(), Math.floor(Number(asked)) || 1));
+}
+
 export async function parseInParallel(
   contentDir: string,
   realRoot: string,
   rels: readonly string[],
   policy: BodyPolicy,
 ): Promise<{ results: (PostRecord | Problem[])[]; threads: number }> {
-  const threads = Math.min(availableParallelism(), Number(process.env.CDSNAP_PARSE_THREADS ?? 1) || 1);
+  const threads = threadsWanted();
   const workerFile = WORKER_URL.protocol === "file:" ? fileURLToPath(WORKER_URL) : "";
   if (rels.length < PARALLEL_THRESHOLD || threads < 2 || !workerFile.endsWith(".js") || !existsSync(workerFile)) {
-    return { results: await parseFiles(contentDir, realRoot, rels, policy), threads: 1 };
+    return { results: parseFiles(contentDir, realRoot, rels, policy), threads: 1 };
   }
   const results = new Array<PostRecord | Problem[]>(rels.length);
   let next = 0;
-  const run = async () => {
+  const take = (size: number): [number, number] | null => {
+    if (next >= rels.length) return null;
+    const start = next;
+    next = Math.min(rels.length, next + size);
+    return [start, next];
+  };
+  const store = (start: number, batch: (PostRecord | Problem[])[]) => {
+    batch.forEach((result, i) => {
+      if (!Array.isArray(result)) policy(result);
+      results[start + i] = result;
+    });
+  };
+
+  const runWorker = async () => {
     const worker = new Worker(workerFile);
+    const waiting: ((batch: (PostRecord | Problem[])[]) => void)[] = [];
+    let failed: ((error: unknown) => void) | null = null;
+    worker.on("message", (batch: (PostRecord | Problem[])[]) => waiting.shift()?.(batch));
+    const crashed = new Promise<never>((_, reject) => (failed = reject));
+    // Seen by the next race; a crash after the last batch was answered changes nothing.
+    crashed.catch(() => undefined);
+    worker.on("error", (error) => failed?.(error));
+    const send = (range: [number, number]) => {
+      const answer = new Promise<(PostRecord | Problem[])[]>((resolve) => waiting.push(resolve));
+      worker.postMessage({ contentDir, realRoot, rels: rels.slice(range[0], range[1]) } satisfies ParseTask);
+      return { start: range[0], answer };
+    };
     try {
-      while (next < rels.length) {
-        const start = next;
-        next = Math.min(rels.length, next + BATCH);
-        const task: ParseTask = { contentDir, realRoot, rels: rels.slice(start, next) };
-        const batch = await new Promise<(PostRecord | Problem[])[]>((resolve, reject) => {
-          worker.once("message", resolve);
-          worker.once("error", reject);
-          worker.postMessage(task);
-        });
-        worker.removeAllListeners("error");
-        batch.forEach((result, i) => {
-          if (!Array.isArray(result)) policy(result);
-          results[start + i] = result;
-        });
+      const inFlight: { start: number; answer: Promise<(PostRecord | Problem[])[]> }[] = [];
+      for (let range = take(WORKER_BATCH); range; range = inFlight.length < 2 ? take(WORKER_BATCH) : null) {
+        inFlight.push(send(range));
+      }
+      while (inFlight.length > 0) {
+        const { start, answer } = inFlight.shift()!;
+        store(start, await Promise.race([answer, crashed]));
+        const range = take(WORKER_BATCH);
+        if (range) inFlight.push(send(range));
       }
     } finally {
       await worker.terminate();
     }
   };
-  await Promise.all(Array.from({ length: threads }, run));
+
+  const runHere = async () => {
+    for (let range = take(OWN_BATCH); range; range = take(OWN_BATCH)) {
+      store(range[0], parseFiles(contentDir, realRoot, rels.slice(range[0], range[1])));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+
+  await Promise.all([...Array.from({ length: threads - 1 }, runWorker), runHere()]);
   return { results, threads };
 }

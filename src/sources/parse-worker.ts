@@ -3,6 +3,6 @@ import { parentPort } from "node:worker_threads";
 import type { ParseTask } from "./parse-pool.js";
 import { parseFiles } from "./parse-files.js";
 
-parentPort?.on("message", async (task: ParseTask) => {
-  parentPort?.postMessage(await parseFiles(task.contentDir, task.realRoot, task.rels));
+parentPort?.on("message", (task: ParseTask) => {
+  parentPort?.postMessage(parseFiles(task.contentDir, task.realRoot, task.rels));
 });

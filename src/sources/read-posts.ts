@@ -9,6 +9,7 @@
  * so a 100k-post organization never holds every body at once.
  */
 import fg from "fast-glob";
+import { realpathSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { UsageError, type Problem } from "../errors.js";
 import type { PostRecord } from "../model/snapshot.js";
@@ -107,11 +108,11 @@ export async function readPosts(
  * that was validated: a file edited while the build runs fails the build
  * rather than publishing what was never checked.
  */
-export async function loadBody(contentDir: string, post: PostRecord): Promise<string> {
+export function loadBody(contentDir: string, post: PostRecord): string {
   if (post.body !== undefined) return post.body;
   let opened: Opened;
   try {
-    opened = await readText(await realpath(contentDir), contentDir, post.file, new Map());
+    opened = readText(realpathSync(contentDir), contentDir, post.file, new Map());
   } catch (error) {
     throw new UsageError(`${post.file} could not be read again while building: ${(error as Error).message}`);
   }
