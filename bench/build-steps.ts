@@ -1,11 +1,14 @@
 /**
  * The build measurements of one organization size: the floor, the full build
  * and the rebuilds after each kind of change, each repeated and reported as the
- * median wall time (and the highest peak RSS seen). Changes are made to a
- * working copy, never to the cache, and undone after each step.
+ * median wall time (and the highest peak RSS seen). Every build reads a working
+ * copy of the database and the posts under the work folder (tmpfs by default,
+ * see measure.ts), never the cache on disk; changes are made to that copy and
+ * undone after each step.
  */
 import Database from "better-sqlite3";
-import { cp, copyFile, mkdir, readFile, unlink, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { copyFile, mkdir, readFile, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { makeFloorPlan, totalBytes, writeFloorPlan } from "./floor-plan.js";
 import type { GeneratedOrg } from "./generate.js";
@@ -22,7 +25,8 @@ export interface StepResult {
   runs: number;
 }
 
-export type StepName = "floor" | "full" | "noop" | "edit" | "add" | "delete" | "block";
+/** `diskFloor` and `diskFull`: the floor and the full build again on the disk volume, for information. */
+export type StepName = "floor" | "full" | "noop" | "edit" | "add" | "delete" | "block" | "diskFloor" | "diskFull";
 
 export interface SizeResult {
   posts: number;
@@ -31,9 +35,11 @@ export interface SizeResult {
   steps: Partial<Record<StepName, StepResult>>;
 }
 
-/** The organization as this size's builds see it: a private db, maybe a private content copy. */
+/** The organization as this size's builds see it: a private copy of the db and of the posts. */
 export interface WorkOrg {
   org: GeneratedOrg;
+  /** The folder temporary build outputs go under (the bench folder or the disk folder). */
+  base: string;
   db: string;
   content: string;
   /** The live tree the rebuilds update (kept for the serving benchmark). */
@@ -87,23 +93,41 @@ async function repeat(times: number, label: string, fn: (rep: number) => Promise
   return summarize(samples);
 }
 
-/** A private copy of the database, and of the posts when they will be changed. */
-export async function makeWorkOrg(org: GeneratedOrg, dir: string, copyContent: boolean): Promise<WorkOrg> {
+/**
+ * A private copy of the database and of every post in `dir` (a temporary folder
+ * under `base`): the builds read that copy, on the filesystem being measured,
+ * at every size. `cp -R` rather than fs.cp, which takes minutes over 100k files.
+ */
+export async function makeWorkOrg(org: GeneratedOrg, base: string, dir: string): Promise<WorkOrg> {
   const db = path.join(dir, "cdsnap.db");
   await copyFile(org.db, db);
-  let content = org.content;
-  if (copyContent) {
-    content = path.join(dir, "content");
-    await cp(org.content, content, { recursive: true });
-  }
-  return { org, db, content, out: path.join(dir, "site", "out") };
+  const content = path.join(dir, "content");
+  execFileSync("cp", ["-R", org.content, content], { stdio: ["ignore", "ignore", "pipe"] });
+  return { org, base, db, content, out: path.join(dir, "site", "out") };
 }
 
-/** Full builds into fresh folders (the last one stays as `work.out`), then the floor. */
-export async function measureFull(work: WorkOrg, reps: number, result: SizeResult): Promise<void> {
+/** Which rows a {@link measureFull} fills: the main ones, or the information-only disk ones. */
+export interface FullSteps {
+  full: StepName;
+  floor: StepName;
+  /** Prefix of the progress lines. */
+  label: string;
+  /** Whether the output tree's size is taken from this tree (the main measurement). */
+  recordTree: boolean;
+}
+
+export const MAIN_STEPS: FullSteps = { full: "full", floor: "floor", label: "", recordTree: true };
+export const DISK_STEPS: FullSteps = { full: "diskFull", floor: "diskFloor", label: "on disk: ", recordTree: false };
+
+/**
+ * Full builds into fresh folders under `work.base` (the last one stays as
+ * `work.out`), then the floor: the plan is taken from that built tree, and each
+ * floor run writes into a fresh folder beside it.
+ */
+export async function measureFull(work: WorkOrg, reps: number, result: SizeResult, steps: FullSteps = MAIN_STEPS): Promise<void> {
   const dirs: string[] = [];
-  result.steps.full = await repeat(reps, "full build", async () => {
-    const dir = makeTemp("cdsnap-bench-full-");
+  result.steps[steps.full] = await repeat(reps, `${steps.label}full build`, async () => {
+    const dir = makeTemp("cdsnap-bench-full-", work.base);
     dirs.push(dir);
     if (dirs.length > 1) removeTemp(dirs[dirs.length - 2]!);
     return build(work, path.join(dir, "out"));
@@ -113,12 +137,14 @@ export async function measureFull(work: WorkOrg, reps: number, result: SizeResul
   work.out = path.join(last, "out");
 
   const plan = await makeFloorPlan(work.content, work.db, work.out);
-  result.outputFiles = plan.outputs.length;
-  result.outputBytes = totalBytes(plan);
-  const planDir = makeTemp("cdsnap-bench-floor-");
+  if (steps.recordTree) {
+    result.outputFiles = plan.outputs.length;
+    result.outputBytes = totalBytes(plan);
+  }
+  const planDir = makeTemp("cdsnap-bench-floor-", work.base);
   const planFile = path.join(planDir, "plan.json");
   await writeFloorPlan(planFile, plan);
-  result.steps.floor = await repeat(reps, "floor", async (rep) => {
+  result.steps[steps.floor] = await repeat(reps, `${steps.label}floor`, async (rep) => {
     const out = path.join(planDir, `out-${rep}`);
     const run = await runMeasured([path.join(ROOT, "dist", "bench", "floor.js"), planFile, out]);
     removeTemp(out);
@@ -131,8 +157,8 @@ export async function measureNoop(work: WorkOrg, reps: number, result: SizeResul
   result.steps.noop = await repeat(reps, "no-op rebuild", () => build(work));
 }
 
-/** Edit, add, delete, block: each change is undone afterwards (with an untimed rebuild). */
-export async function measureChanges(work: WorkOrg, reps: number, result: SizeResult): Promise<void> {
+/** A paragraph appended to one published post; undone afterwards (with an untimed rebuild). */
+export async function measureEdit(work: WorkOrg, reps: number, result: SizeResult): Promise<void> {
   const { org } = work;
   const target = org.samplePublished[Math.floor(org.samplePublished.length / 2)]!;
   const postFile = path.join(work.content, target.relPath);
@@ -143,7 +169,11 @@ export async function measureChanges(work: WorkOrg, reps: number, result: SizeRe
   });
   await writeFile(postFile, original);
   await build(work);
+}
 
+/** Add, delete, block: each change is undone afterwards (with an untimed rebuild). */
+export async function measureChanges(work: WorkOrg, reps: number, result: SizeResult): Promise<void> {
+  const { org } = work;
   const added: string[] = [];
   result.steps.add = await repeat(reps, "add one post", async (rep) => {
     const post = renderPost(org.orgId, org.seed, org.posts + 1 + rep, { status: "published" });

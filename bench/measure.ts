@@ -3,9 +3,14 @@
  * command runs as its own `node` process (wall time from spawn to exit, peak
  * RSS from bench/rss-hook.mjs); every child is killed and every temporary
  * folder removed when the run ends, however it ends.
+ *
+ * Work folders go under {@link benchDir} (tmpfs by default, so that the cost of
+ * creating tens of thousands of files on a disk volume, which varies several-fold
+ * from run to run, does not hide the tool's own work), and the information-only
+ * disk measurements under {@link diskDir}.
  */
 import { execFileSync, spawn, type ChildProcess, type StdioOptions } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { accessSync, constants, copyFileSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -37,6 +42,61 @@ export function describeCode(): string {
     return "commit unknown";
   }
 }
+
+/** A folder that exists and that this process may create entries in. */
+function writableDir(dir: string): boolean {
+  try {
+    if (!statSync(dir).isDirectory()) return false;
+    accessSync(dir, constants.W_OK | constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function dirFromEnv(name: string, fallback: () => string): string {
+  const raw = process.env[name];
+  if (!raw) return fallback();
+  const dir = path.resolve(raw);
+  if (!writableDir(dir)) throw new Error(`${name}=${raw}: not a folder this process can write in`);
+  return dir;
+}
+
+/** Where every measured build reads and writes: BENCH_DIR, else /dev/shm when usable, else the OS temp folder. */
+export const benchDir = (): string => dirFromEnv("BENCH_DIR", () => (writableDir("/dev/shm") ? "/dev/shm" : os.tmpdir()));
+
+/** Where the information-only disk figures are measured: BENCH_DISK_DIR, else the OS temp folder; null with BENCH_DISK=0. */
+export const diskDir = (): string | null => (process.env.BENCH_DISK === "0" ? null : dirFromEnv("BENCH_DISK_DIR", () => os.tmpdir()));
+
+/** /proc/mounts escapes spaces and the like as octal (`\040`). */
+const unescapeMount = (field: string) => field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+
+/**
+ * The filesystem type `dir` lives on: the last-mounted, longest mount point of
+ * /proc/mounts that holds it (`ext4`, `tmpfs`), else what `stat -f` says, else "unknown".
+ */
+export function filesystemType(dir: string): string {
+  try {
+    const real = realpathSync(dir);
+    let best: { mount: string; type: string } | null = null;
+    for (const line of readFileSync("/proc/mounts", "utf8").split("\n")) {
+      const [, rawMount, type] = line.split(" ");
+      if (!rawMount || !type) continue;
+      const mount = unescapeMount(rawMount);
+      const holds = mount === "/" || real === mount || real.startsWith(`${mount}/`);
+      if (holds && (!best || mount.length >= best.mount.length)) best = { mount, type };
+    }
+    if (best) return best.type;
+  } catch {
+    // Not Linux, or /proc not mounted: ask stat.
+  }
+  try {
+    return execFileSync("stat", ["-f", "-c", "%T", dir], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim() || "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
 const HOOK = pathToFileURL(path.join(ROOT, "bench", "rss-hook.mjs")).href;
 const RSS_TAG = /cdsnap-bench-maxrss-kib=(\d+)/;
 
@@ -59,9 +119,9 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   });
 }
 
-/** A temporary folder removed at exit (or earlier with {@link removeTemp}). */
-export function makeTemp(prefix: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+/** A temporary folder under `base` (default {@link benchDir}), removed at exit (or earlier with {@link removeTemp}). */
+export function makeTemp(prefix: string, base: string = benchDir()): string {
+  const dir = mkdtempSync(path.join(base, prefix));
   temps.add(dir);
   return dir;
 }
@@ -94,7 +154,6 @@ export interface Measured {
   stderr: string;
 }
 
-/** Runs `node --import rss-hook <args>` to completion; throws on a non-zero exit. */
 /**
  * Flushes what earlier steps left to the disk (dirty pages, and the discards of
  * removed trees on a volume mounted with `discard`) so that it is not billed to
@@ -105,6 +164,7 @@ function settleDisk(): void {
   execFileSync("sync");
 }
 
+/** Runs `node --import rss-hook <args>` to completion, after a `sync`; throws on a non-zero exit. */
 export async function runMeasured(args: readonly string[]): Promise<Measured> {
   settleDisk();
   const started = process.hrtime.bigint();

@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: generates (or reuses) synthetic organizations of 1k, 10k and
- * 100k posts, measures the floor, the full build, the rebuilds and the server,
+ * 100k posts, measures the floor, the full build, the rebuilds and the server
+ * on tmpfs, the floor and the full build once more on disk (for information),
  * and prints one markdown table (also written to bench/last-run.md).
  *
  *   BENCH_QUICK=1               1k posts only (for developing the bench)
@@ -10,19 +11,22 @@
  *   BENCH_HTTP_SECONDS=10       duration of each HTTP load run
  *   BENCH_SERVE_SIZE=10000      the size the HTTP benchmark runs on (1000 in quick mode)
  *   BENCH_PARTS=builds,http     what to measure; `http` alone builds the serve size once and loads the server
+ *   BENCH_DIR=/dev/shm          where every measured build reads and writes (default /dev/shm when writable, else the OS temp folder)
+ *   BENCH_DISK_DIR=/tmp         where the information-only disk floor and full build run (default the OS temp folder)
+ *   BENCH_DISK=0                skips the disk measurements
  */
 import { writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { measureChanges, measureFull, measureNoop, makeWorkOrg, type SizeResult } from "./build-steps.js";
+import { DISK_STEPS, measureChanges, measureEdit, measureFull, measureNoop, makeWorkOrg, type SizeResult } from "./build-steps.js";
 import { ensureOrg } from "./cache.js";
-import { ROOT, describeCode, makeTemp, progress, removeTemp, snapshotCli } from "./measure.js";
+import { ROOT, benchDir, describeCode, diskDir, filesystemType, makeTemp, progress, removeTemp, snapshotCli } from "./measure.js";
 import { benchServe } from "./serve-bench.js";
 import { renderReport, type RunResult } from "./table.js";
 
 const ORG_ID = "bench";
 const SEED = 20260101;
-/** At and above this size only the full build and the no-op rebuild run. */
+/** At and above this size only the full build, the no-op rebuild and the one-post edit run. */
 const LARGE = 100_000;
 
 function numberList(value: string | undefined, fallback: number[]): number[] {
@@ -51,6 +55,9 @@ async function main(): Promise<void> {
   for (const part of parts) if (part !== "builds" && part !== "http") throw new Error(`BENCH_PARTS knows builds and http, not "${part}"`);
   const measureBuilds = parts.has("builds");
   const measureHttp = parts.has("http");
+  const base = benchDir();
+  // The disk figures belong to the builds part.
+  const disk = measureBuilds ? diskDir() : null;
 
   snapshotCli();
   const run: RunResult = {
@@ -58,6 +65,8 @@ async function main(): Promise<void> {
     serve: null,
     reps: measureBuilds ? reps : 1,
     largeReps,
+    benchDir: { dir: base, fs: filesystemType(base) },
+    diskDir: disk === null ? null : { dir: disk, fs: filesystemType(disk) },
     code: describeCode(),
     loadBefore: os.loadavg(),
     loadAfter: [],
@@ -68,14 +77,15 @@ async function main(): Promise<void> {
     const org = ensureOrg(ORG_ID, posts, SEED);
     const large = posts >= LARGE;
     const times = large ? largeReps : reps;
-    const workDir = makeTemp(`cdsnap-bench-${posts}-`);
-    // The 100k posts are only read, so they are built straight from the cache.
-    const work = await makeWorkOrg(org, workDir, !large);
+    const workDir = makeTemp(`cdsnap-bench-${posts}-`, base);
+    progress(`${posts} posts: copying the database and the posts to ${workDir}`);
+    const work = await makeWorkOrg(org, base, workDir);
     const result: SizeResult = { posts, outputFiles: 0, outputBytes: 0, steps: {} };
-    progress(`${posts} posts: full builds, floor, rebuilds (${times === 1 ? "1 run" : `${times} runs`} each)`);
+    progress(`${posts} posts: full builds, floor, rebuilds in ${base} (${times === 1 ? "1 run" : `${times} runs`} each)`);
     await measureFull(work, measureBuilds ? times : 1, result);
     if (measureBuilds) {
       await measureNoop(work, times, result);
+      await measureEdit(work, times, result);
       if (!large) await measureChanges(work, times, result);
     }
     if (measureHttp && posts === serveSize) {
@@ -91,9 +101,21 @@ async function main(): Promise<void> {
       });
       run.serve = { posts, result };
     }
-    run.sizes.push(result);
     removeTemp(path.dirname(work.out));
     removeTemp(workDir);
+
+    if (disk !== null) {
+      // After the HTTP part, and with the bench folder's copy gone: the disk's
+      // writeback does not overlap the figures that count.
+      const diskWorkDir = makeTemp(`cdsnap-bench-${posts}-`, disk);
+      progress(`${posts} posts: copying the database and the posts to ${diskWorkDir}`);
+      const diskWork = await makeWorkOrg(org, disk, diskWorkDir);
+      progress(`${posts} posts: full build and floor on disk in ${disk}, information only (1 run each)`);
+      await measureFull(diskWork, 1, result, DISK_STEPS);
+      removeTemp(path.dirname(diskWork.out));
+      removeTemp(diskWorkDir);
+    }
+    run.sizes.push(result);
   }
   run.loadAfter = os.loadavg();
 
