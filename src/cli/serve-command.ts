@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { DEFAULT_WRITE_RATE, startServer } from "../server/create-server.js";
+import { DEFAULT_AUTH_FAILURE_RATE, DEFAULT_WRITE_RATE, startServer } from "../server/create-server.js";
 import { absolute, contentOption, dbOption, outOption } from "./options.js";
 
 function positiveInt(name: string, min: number, max: number) {
@@ -17,6 +17,7 @@ interface ServeFlags {
   host: string;
   port: number;
   writeRate: number;
+  authFailureRate: number;
 }
 
 export function registerServe(program: Command): void {
@@ -39,9 +40,22 @@ export function registerServe(program: Command): void {
         .default(DEFAULT_WRITE_RATE)
         .argParser(positiveInt("--write-rate", 1, 1_000_000)),
     )
+    .addOption(
+      new Option("--auth-failure-rate <n>", "requests with a missing or invalid API key a minute per client address (0: no limit)")
+        .env("CDSNAP_AUTH_FAILURE_RATE")
+        .default(DEFAULT_AUTH_FAILURE_RATE)
+        .argParser(positiveInt("--auth-failure-rate", 0, 1_000_000)),
+    )
     .action(async (flags: ServeFlags) => {
       const running = await startServer(
-        Object.freeze({ db: absolute(flags.db), out: absolute(flags.out), host: flags.host, port: flags.port, writeRate: flags.writeRate }),
+        Object.freeze({
+          db: absolute(flags.db),
+          out: absolute(flags.out),
+          host: flags.host,
+          port: flags.port,
+          writeRate: flags.writeRate,
+          authFailureRate: flags.authFailureRate,
+        }),
       );
       process.stdout.write(`cdsnap serving ${running.url}\n`);
       await new Promise<void>((resolve) => {

@@ -99,9 +99,11 @@ function components() {
         httpError.validationFailed([{ path: "businessOffers.0.link", message: "must be an absolute http: or https: URL without credentials" }]),
       ),
       PreconditionFailed: errorResponse("If-Match named an ETag that is no longer current.", httpError.preconditionFailed()),
-      RateLimited: errorResponse("More PATCH requests than this key's write rate (default 60 a minute, D6).", httpError.rateLimited(12), {
-        "Retry-After": { description: "Seconds to wait.", schema: { type: "integer" } },
-      }),
+      RateLimited: errorResponse(
+        "More PATCH requests than this key's write rate (default 60 a minute, D6), or more requests without a valid key from this client address than the server allows (default 30 a minute).",
+        httpError.rateLimited(12),
+        { "Retry-After": { description: "Seconds to wait.", schema: { type: "integer" } } },
+      ),
       Internal: errorResponse("An unexpected failure; never carries a stack trace.", httpError.internal()),
     },
     schemas: componentSchemas(),
@@ -141,6 +143,7 @@ function readOperation(id: string, summary: string, schema: string, example: unk
     "Forbidden",
     ...(extra.notFound ? ["NotFound"] : []),
     "MethodNotAllowed",
+    "RateLimited",
     "Internal",
   );
   const parameters = [{ $ref: "#/components/parameters/ifNoneMatch" }, ...(extra.parameters ?? [])];

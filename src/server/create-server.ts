@@ -6,24 +6,27 @@
  * between a PATCH's commit and its file rename.
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { WRITE_ROUTES, parseApiPath, type Route } from "../api-paths.js";
 import { openContractDatabase } from "../db/contract-schema.js";
 import type { Db } from "../db/open.js";
 import { listOrgIds } from "../db/read-snapshot.js";
 import { refreshOrganizationFiles } from "../emit/organization-file.js";
 import { treeStoreOf } from "../emit/tree-store.js";
-import { createAuthCache, type AuthCache } from "./auth.js";
+import { CdsnapError } from "../errors.js";
+import { createAuthCache, type AuthCache, type Caller } from "./auth.js";
 import { answerClientError } from "./client-error.js";
 import { corsHeaders, preflightHeaders } from "./cors.js";
 import { createFileCache } from "./file-cache.js";
 import { httpError } from "./http-errors.js";
 import { createRateLimiter } from "./rate-limit.js";
+import { countHeader, originFormOf } from "./request-head.js";
 import { sendError, type Exchange, type Logger } from "./respond.js";
 import { createStaticRoute } from "./static-route.js";
 import { createWriteProxy } from "./write-proxy.js";
 
 export const DEFAULT_WRITE_RATE = 60;
+export const DEFAULT_AUTH_FAILURE_RATE = 30;
 
 export interface ServeOptions {
   db: string;
@@ -32,6 +35,8 @@ export interface ServeOptions {
   port?: number;
   /** PATCH requests a minute per key (D6). */
   writeRate?: number;
+  /** Failed authentications a minute per client address before it gets 429; 0 turns the limit off. */
+  authFailureRate?: number;
   /** One JSON object per call; defaults to a line on stdout. */
   log?: Logger;
   clock?: () => number;
@@ -102,6 +107,39 @@ export const defaultLogger: Logger = (line) => {
   pendingLines.push(`${JSON.stringify({ time: timeNow(), ...line })}\n`);
 };
 
+const ONE_HOST = "the request must carry exactly one Host header (HTTP/1.0 at most one)";
+const AUTH_FAILURES = "too many requests without a valid API key from this address";
+
+/** RFC 9112 §3.2: Node's own check of it answers without the D6 body, so the server makes it. */
+function checkHost(req: IncomingMessage): void {
+  const hosts = countHeader(req.rawHeaders, "host");
+  if (hosts > 1 || (hosts === 0 && req.httpVersionMajor === 1 && req.httpVersionMinor === 1)) throw httpError.badRequest(ONE_HOST);
+}
+
+/** How Node handed a request over: its own event, or the event of an `Expect` header. */
+type Arrival = "request" | "checkContinue" | "checkExpectation";
+
+// RFC 9112 §9.3.2: pipelined requests may be processed in parallel only while all are safe.
+const isSafe = (method: string | undefined) => method === "GET" || method === "HEAD" || method === "OPTIONS";
+
+/**
+ * Settles once every earlier answer on the request's connection has been sent
+ * (Node gives a queued response its socket only then), or once the connection
+ * closed.
+ */
+function earlierAnswered(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (res.socket) return Promise.resolve();
+  return new Promise((resolve) => {
+    const settle = () => {
+      res.off("socket", settle);
+      req.off("close", settle);
+      resolve();
+    };
+    res.once("socket", settle);
+    req.once("close", settle);
+  });
+}
+
 function splitUrl(url: string): { rawPath: string; query: string } {
   const q = url.indexOf("?");
   let rawPath = q === -1 ? url : url.slice(0, q);
@@ -121,11 +159,33 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const statics = createStaticRoute(store, createFileCache());
   const proxy = createWriteProxy(db, store);
   const limiter = createRateLimiter(options.writeRate ?? DEFAULT_WRITE_RATE, clock);
+  const authFailureRate = options.authFailureRate ?? DEFAULT_AUTH_FAILURE_RATE;
+  const authFailures = authFailureRate > 0 ? createRateLimiter(authFailureRate, clock) : null;
   let inFlight = 0;
   let drained: (() => void) | null = null;
 
-  async function dispatch(ex: Exchange, auth: AuthCache, rawPath: string, query: string): Promise<void> {
+  /**
+   * The caller of a request, or the D5 refusal. Failures are counted per
+   * client address, and an address out of allowance is refused before its key
+   * is even hashed: guessing keys costs the server next to nothing.
+   */
+  function authenticate(req: IncomingMessage): Caller {
+    if (!authFailures) return auth.authenticate(req.headers["x-api-key"]);
+    const address = req.socket.remoteAddress ?? "";
+    const wait = authFailures.wait(address);
+    if (wait > 0) throw httpError.rateLimited(wait, AUTH_FAILURES);
+    try {
+      return auth.authenticate(req.headers["x-api-key"]);
+    } catch (error) {
+      if (error instanceof CdsnapError && error.status === 401) authFailures.take(address);
+      throw error;
+    }
+  }
+
+  async function dispatch(ex: Exchange, auth: AuthCache, rawPath: string, query: string, arrival: Arrival): Promise<void> {
     const { req, res } = ex;
+    checkHost(req);
+    if (arrival === "checkExpectation") throw httpError.expectationFailed();
     const route: Route | null = parseApiPath(rawPath);
     const origin = req.headers.origin;
     const allowed = route ? auth.allowedOrigins(route.orgId) : null;
@@ -142,7 +202,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       return;
     }
 
-    const caller = auth.authenticate(req.headers["x-api-key"]);
+    const caller = authenticate(req);
     ex.keyId = caller.keyId;
     if (!route) throw httpError.notFound();
     if (route.orgId !== caller.orgId) throw httpError.forbidden();
@@ -159,10 +219,52 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     await statics.serve(ex, route, query);
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  function settled(): void {
+    if (--inFlight === 0) drained?.();
+  }
+
+  // The unsafe request last queued on each connection, settled once it has been answered.
+  const unsafeTails = new WeakMap<Socket, Promise<void>>();
+
+  /**
+   * Pipelined requests of a connection: while no unsafe one is pending, each is
+   * handled at once (a cached GET in one synchronous pass). Behind an unsafe
+   * one, a request waits until it is answered: a GET pipelined behind a PATCH
+   * reads what that PATCH stored. An unsafe request waits for every answer
+   * before it. Other connections are never held up.
+   */
+  function onRequest(req: IncomingMessage, res: ServerResponse, arrival: Arrival): void {
     inFlight++;
-    const ex: Exchange = { req, res, started: process.hrtime.bigint(), baseHeaders: BASE_HEADERS };
-    const { rawPath, query } = splitUrl(req.url ?? "/");
+    const socket = req.socket;
+    const tail = unsafeTails.get(socket);
+    if (isSafe(req.method)) {
+      if (tail === undefined) void handle(req, res, arrival);
+      else void tail.then(() => handleUnlessGone(req, res, arrival));
+      return;
+    }
+    const answered = earlierAnswered(req, res).then(() => handleUnlessGone(req, res, arrival));
+    unsafeTails.set(socket, answered);
+    void answered.then(() => {
+      if (unsafeTails.get(socket) === answered) unsafeTails.delete(socket);
+    });
+  }
+
+  // A request queued on a connection that closed meanwhile has no one to answer: Node drops its response too.
+  function handleUnlessGone(req: IncomingMessage, res: ServerResponse, arrival: Arrival): Promise<void> {
+    if (!req.destroyed) return handle(req, res, arrival);
+    settled();
+    return Promise.resolve();
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse, arrival: Arrival): Promise<void> {
+    const ex: Exchange = {
+      req,
+      res,
+      started: process.hrtime.bigint(),
+      baseHeaders: BASE_HEADERS,
+      awaitingContinue: arrival === "checkContinue",
+    };
+    const { rawPath, query } = splitUrl(originFormOf(req.url ?? "/"));
     // "close" comes once per request, after "finish" or instead of it when the connection broke off.
     res.once("close", () => {
       const line: Record<string, unknown> = {
@@ -176,11 +278,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       log(line);
     });
     try {
-      await dispatch(ex, auth, rawPath, query);
+      await dispatch(ex, auth, rawPath, query, arrival);
     } catch (error) {
       sendError(ex, error, log);
     } finally {
-      if (--inFlight === 0) drained?.();
+      settled();
     }
   }
 
@@ -192,12 +294,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       keepAliveTimeout: timeouts.keepAliveMs,
       // Node looks for expired requests every 30 s by default: a 10 s header timeout could take 40.
       connectionsCheckingInterval: timeouts.checkIntervalMs,
+      // Node's own refusal has an empty body; checkHost answers it with the D6 one.
+      requireHostHeader: false,
     },
-    (req, res) => {
-      void handle(req, res);
-    },
+    (req, res) => onRequest(req, res, "request"),
   );
   server.on("clientError", answerClientError);
+  // Node would answer these itself: 100 Continue before any check, 417 without the D6 body.
+  server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, "checkContinue"));
+  server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, "checkExpectation"));
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -19,18 +19,16 @@ export const httpError = {
     new CdsnapError("validation_failed", "the request body breaks the rules of this endpoint; see details", 422, details),
   preconditionFailed: () =>
     new CdsnapError("precondition_failed", "the organization changed since the ETag in If-Match; fetch it again", 412),
-  rateLimited: (retryAfterSeconds: number) =>
-    new CdsnapError(
-      "rate_limited",
-      `too many write requests for this API key; retry in ${retryAfterSeconds} s`,
-      429,
-      undefined,
-      { "Retry-After": String(retryAfterSeconds) },
-    ),
+  rateLimited: (retryAfterSeconds: number, what = "too many write requests for this API key") =>
+    new CdsnapError("rate_limited", `${what}; retry in ${retryAfterSeconds} s`, 429, undefined, {
+      "Retry-After": String(retryAfterSeconds),
+    }),
+  expectationFailed: () =>
+    new CdsnapError("expectation_failed", "the only Expect this server meets is 100-continue", 417),
   requestTimeout: () => new CdsnapError("request_timeout", "the request did not arrive in time; the connection was closed", 408),
   headersTooLarge: () =>
     new CdsnapError("headers_too_large", "the request headers are larger than the server accepts", 431),
-  badRequest: () => new CdsnapError("bad_request", "the request is not well-formed HTTP", 400),
+  badRequest: (why = "the request is not well-formed HTTP") => new CdsnapError("bad_request", why, 400),
   requestAborted: () => new CdsnapError("request_aborted", "the request body was not received in full", 400),
   internal: () => new CdsnapError("internal", "the server failed to answer; the error was logged", 500),
 };

@@ -13,9 +13,8 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * logged as the server's.
  */
 export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(httpError.payloadTooLarge(limit));
   return new Promise((resolve, reject) => {
+    checkDeclaredLength(req, limit);
     const chunks: Buffer[] = [];
     let size = 0;
     const stop = () => {
@@ -47,4 +46,10 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
     req.on("error", onAbort);
     req.on("close", onAbort);
   });
+}
+
+/** A declared length over the cap is refused on the headers alone (before `100 Continue`, too). */
+export function checkDeclaredLength(req: IncomingMessage, limit = MAX_BODY_BYTES): void {
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > limit) throw httpError.payloadTooLarge(limit);
 }

@@ -19,6 +19,8 @@ export interface Exchange {
   keyId?: string;
   /** Headers every answer to this request carries (CORS, Vary); often an object shared by many requests. */
   baseHeaders: Readonly<Record<string, string>>;
+  /** The client sent `Expect: 100-continue` and waits for `100 Continue` before sending its body. */
+  awaitingContinue: boolean;
 }
 
 export function sendJson(ex: Exchange, status: number, body: unknown, headers: Record<string, string> = {}): void {

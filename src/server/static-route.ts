@@ -1,17 +1,14 @@
 /**
  * GET and HEAD of every file route (D10). The route has already been mapped to
  * its one file by api-paths, and the bytes come from the file cache, so the
- * bytes sent are always the ones the ETag was computed from. A plain GET or HEAD
- * is answered here in one write; a request with a Range header goes to
- * serve-handler, handed exactly that file through its injectable file-system
- * methods, so it never resolves a path of its own, lists a folder or follows a
- * link.
+ * bytes sent are always the ones the ETag was computed from. Every GET or HEAD
+ * is answered here in one write. Range is ignored (RFC 9110 §14.2 allows it):
+ * a slice of a JSON document is of no use to a client, a 206 or 416 would
+ * follow a CDN's cache rules of its own, and one whole answer per path keeps
+ * the cache and the ETag simple.
  */
-import type { IncomingMessage } from "node:http";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { Readable } from "node:stream";
-import serveHandler from "serve-handler";
 import { fileOf, type Route } from "../api-paths.js";
 import type { BlockList } from "../model/api.js";
 import type { PageMembership } from "../render/blocks.js";
@@ -25,16 +22,6 @@ import { JSON_TYPE, type Exchange } from "./respond.js";
 
 export const CACHE_CONTROL = "public, max-age=60, stale-while-revalidate=600";
 
-const HANDLER_CONFIG = {
-  directoryListing: false,
-  symlinks: false,
-  cleanUrls: false,
-  etag: false,
-  // A download file name means nothing to an API client, and a 206 carries the headers of the 200.
-  // serve-handler documents a null value as removing its header; its types do not allow null.
-  headers: [{ source: "**", headers: [{ key: "Content-Disposition", value: null as unknown as string }] }],
-};
-
 /** RFC 9110: If-None-Match uses the weak comparison and may list several tags or `*`. */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
   if (!header) return false;
@@ -47,7 +34,7 @@ export interface StaticRoute {
   serve(ex: Exchange, route: Route, query: string): Promise<void> | void;
 }
 
-/** The headers of a file's 200 after the CORS ones, in the order serve-handler sent them. */
+/** The headers of a file's 200 after the CORS ones. */
 interface FileHeaders {
   /** Also the headers of a 304. */
   validators: string[];
@@ -98,8 +85,9 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
           ...validators,
           "Content-Length",
           String(file.bytes.length),
+          // Tells clients and CDNs not to ask for a slice: they would get the whole document.
           "Accept-Ranges",
-          "bytes",
+          "none",
           "Last-Modified",
           file.mtime.toUTCString(),
           "Content-Type",
@@ -122,7 +110,7 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
     return { bytes, etag: etagOf(bytes), mtime: file.mtime };
   }
 
-  function answer(ex: Exchange, route: Route, rel: string, file: CachedFile): Promise<void> | void {
+  function answer(ex: Exchange, route: Route, file: CachedFile): void {
     const { req, res } = ex;
     const headers = headersOf(route, file);
     if (matchesIfNoneMatch(req.headers["if-none-match"], file.etag)) {
@@ -130,7 +118,6 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
       res.end();
       return;
     }
-    if (req.headers.range !== undefined) return handOver(ex, rel, file, headers.validators);
     res.writeHead(200, withBase(ex.baseHeaders, headers.all));
     if (req.method === "HEAD") res.end();
     else res.end(file.bytes);
@@ -146,7 +133,7 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
     if (!file) throw httpError.notFound();
     const pages = route.kind === "blocks" && query !== "" ? requestedPages(new URLSearchParams(query)) : null;
     if (pages) file = await filtered(gen, route.orgId, file, pages);
-    await answer(ex, route, rel, file);
+    answer(ex, route, file);
   }
 
   return {
@@ -154,7 +141,7 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
       const rel = fileOf(route);
       // A cached file is answered without a turn of the event loop; a miss and ?pages= await.
       const cached = route.kind === "blocks" && query !== "" ? null : cache.peek(keyOf(rel));
-      return cached ? answer(ex, route, rel, cached) : loadAndAnswer(ex, route, rel, query);
+      return cached ? answer(ex, route, cached) : loadAndAnswer(ex, route, rel, query);
     },
   };
 }
@@ -164,28 +151,4 @@ function withBase(base: Readonly<Record<string, string>>, headers: string[]): st
   for (const name in base) all.push(name, base[name]!);
   for (const value of headers) all.push(value);
   return all;
-}
-
-function handOver(ex: Exchange, rel: string, file: CachedFile, validators: string[]): Promise<void> {
-  const { req, res } = ex;
-  const headers = withBase(ex.baseHeaders, validators);
-  for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
-  const stats = {
-    size: file.bytes.length,
-    mtime: file.mtime,
-    isDirectory: () => false,
-    isSymbolicLink: () => false,
-    isFile: () => true,
-  };
-  const request = { url: `/${rel}`, headers: { range: req.headers.range } } as unknown as IncomingMessage;
-  const methods = {
-    lstat: async () => stats,
-    realpath: async () => "",
-    readdir: async () => [],
-    // serve-handler passes the range it parsed as inclusive byte offsets.
-    createReadStream: (_path: string, range: { start?: number; end?: number }) =>
-      Readable.from([file.bytes.subarray(range.start ?? 0, range.end === undefined ? undefined : range.end + 1)]),
-  };
-  // @types/serve-handler declares node's callback signatures; serve-handler itself awaits these.
-  return serveHandler(request, res, HANDLER_CONFIG, methods as unknown as Parameters<typeof serveHandler>[3]);
 }

@@ -8,6 +8,7 @@
  * from the database and renames it into place (emit/organization-file.ts). A
  * refused PATCH touches neither.
  */
+import type { IncomingMessage } from "node:http";
 import type { Route } from "../api-paths.js";
 import { storeBusinessDescription, storeBusinessOffers } from "../db/business-store.js";
 import type { Db } from "../db/open.js";
@@ -22,12 +23,15 @@ import { etagOf } from "./file-cache.js";
 import { createGroupCommit, type Outcome } from "./group-commit.js";
 import { httpError } from "./http-errors.js";
 import { parseJsonBody } from "./json-body.js";
-import { readBody } from "./read-body.js";
+import { checkDeclaredLength, readBody } from "./read-body.js";
+import { countHeader } from "./request-head.js";
 import { sendJson, type Exchange } from "./respond.js";
 import { z } from "zod";
 
-function isJsonContentType(header: string | undefined): boolean {
-  if (!header) return false;
+/** One Content-Type, JSON in UTF-8: of two, each reader on the way may believe another one (Node keeps the first). */
+function isJsonContentType(req: IncomingMessage): boolean {
+  const header = req.headers["content-type"];
+  if (!header || countHeader(req.rawHeaders, "content-type") !== 1) return false;
   const [type, ...params] = header.split(";").map((p) => p.trim().toLowerCase());
   if (type !== "application/json") return false;
   return params.every((p) => p === "" || p === "charset=utf-8" || p === 'charset="utf-8"');
@@ -104,7 +108,10 @@ export function createWriteProxy(db: Db, store: TreeStore): WriteProxy {
 
   return {
     async patch(ex, route) {
-      if (!isJsonContentType(ex.req.headers["content-type"])) throw httpError.unsupportedMediaType();
+      if (!isJsonContentType(ex.req)) throw httpError.unsupportedMediaType();
+      checkDeclaredLength(ex.req);
+      // Every refusal the headers alone decide has been made: a client waiting for 100 Continue may send its body.
+      if (ex.awaitingContinue) ex.res.writeContinue();
       const json = parseJsonBody(await readBody(ex.req));
       const ifMatch = ex.req.headers["if-match"];
 

@@ -39,7 +39,8 @@ beforeAll(async () => {
   site = await makeSite({ built: false });
   const canaries = plantCanarySecrets(site.db);
   await buildSite(site);
-  served = await serveSite(site, { writeRate: 1_000_000_000, authRefreshMs: 100 });
+  // Every refused caller many times over from one address: the failure limit is not what this area probes.
+  served = await serveSite(site, { writeRate: 1_000_000_000, authFailureRate: 1_000_000_000, authRefreshMs: 100 });
   const harborWrite = await createKey("harbor", "read,write");
   const revokedRead = await createKey("demo", "read");
   const revokedWrite = await createKey("demo", "read,write");

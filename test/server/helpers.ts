@@ -307,9 +307,10 @@ export interface CliServer {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `cdsnap serve --port 0` on a site and waits for its "cdsnap serving URL" line. */
-export async function startCliServer(site: Site, extra: string[] = []): Promise<CliServer> {
-  const child = await spawnCli(["serve", "--db", site.db, "--content", DEMO_CONTENT, "--out", site.out, "--port", "0", ...extra]);
+/** Starts `cdsnap serve --port 0` on a site (`env` adds `CDSNAP_*` variables) and waits for its "cdsnap serving URL" line. */
+export async function startCliServer(site: Site, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<CliServer> {
+  const args = ["serve", "--db", site.db, "--content", DEMO_CONTENT, "--out", site.out, "--port", "0", ...extra];
+  const child = await spawnCli(args, { env });
   let out = "";
   let err = "";
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));

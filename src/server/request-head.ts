@@ -1,0 +1,32 @@
+/**
+ * What Node's parser leaves to the server in a request's head: a target in
+ * absolute form, and header fields sent more than once, which `req.headers`
+ * joins or silently drops.
+ */
+
+const SCHEME_AND_AUTHORITY = /^https?:\/\/[^/?#]*/i;
+
+/**
+ * The origin form of a request target: `http://host:port/a?b` is `/a?b`
+ * (RFC 9112 §3.2.2: what a client talking to a proxy sends, which a server
+ * must accept). The authority stands for Host, and this server answers the
+ * same whatever Host it is asked for.
+ */
+export function originFormOf(target: string): string {
+  // Nearly every target is already in origin form: it goes through untouched.
+  if (target.charCodeAt(0) === 0x2f) return target;
+  const prefix = SCHEME_AND_AUTHORITY.exec(target);
+  if (!prefix) return target;
+  const rest = target.slice(prefix[0].length);
+  return rest.charCodeAt(0) === 0x2f ? rest : `/${rest}`;
+}
+
+/** How many times the header `name` (lower case) was sent. */
+export function countHeader(rawHeaders: readonly string[], name: string): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const field = rawHeaders[i]!;
+    if (field.length === name.length && field.toLowerCase() === name) count++;
+  }
+  return count;
+}
