@@ -1,4 +1,5 @@
 /** D3: the excerpt derived from a markdown body when the source gives none. */
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { EXCERPT_MAX, cutAtWord, deriveExcerpt, plainTextOf } from "../../src/render/excerpt.js";
 
@@ -112,5 +113,29 @@ describe("deriveExcerpt", () => {
 
   test("an empty body gives an empty excerpt", () => {
     expect(deriveExcerpt("")).toBe("");
+  });
+});
+
+describe("cutAtWord against its definition", () => {
+  // The rule written the plain way (every code point of the text split): the fast version must agree.
+  function byDefinition(text: string, max: number): string {
+    const chars = Array.from(text);
+    if (chars.length <= max) return text;
+    const room = chars.slice(0, max - 1).join("");
+    const endsAtWord = /\s/.test(chars[max - 1] ?? "");
+    const lastSpace = room.lastIndexOf(" ");
+    const cut = endsAtWord ? room : lastSpace > 0 ? room.slice(0, lastSpace) : room;
+    return cut.replace(/[\s,;:.\-–—]+$/u, "") + "…";
+  }
+  const piece = fc.constantFrom("a", "word", " ", "  ", ".", ",", "é", "😀", "𝔘", "—", "\n", "ab😀cd", "x".repeat(30));
+
+  test("agrees on any text of words, spaces, punctuation and astral characters", () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 400 }), fc.integer({ min: 2, max: 260 }), (parts, max) => {
+        const text = parts.join("");
+        expect(cutAtWord(text, max)).toBe(byDefinition(text, max));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
