@@ -3,12 +3,24 @@
  * front matter. The YAML is read with the core schema only: no custom tags, no
  * `!!js` anything, no merge keys, duplicate keys refused, aliases bounded, and
  * every warning is an error, so a file means exactly what it says.
+ *
+ * Two readers, one meaning. `yaml` is the reference: it reports every problem
+ * with its line. js-yaml reads the common case many times faster, but it
+ * accepts some documents `yaml` refuses and reads some scalars differently. So
+ * js-yaml only reads front matter whose every line has a shape both read alike
+ * (`shapeOf`, yaml-shape.ts), its plain scalars resolve through `yaml`'s own core tags,
+ * and its result is kept only if it passes the schema. Everything else (tags,
+ * anchors, aliases, merge keys, odd indentation, multi-line flow or quoted
+ * scalars, invalid values) is read by `yaml` exactly as before, so every
+ * message and line number stays the same.
  */
-import { LineCounter, parseDocument, isMap, isScalar, type Document } from "yaml";
+import { FAILSAFE_SCHEMA, Type, load as loadFast } from "js-yaml";
+import { LineCounter, Schema, parseDocument, isMap, isScalar, type Document, type ScalarTag } from "yaml";
 import type { z } from "zod";
 import type { Problem } from "../errors.js";
 import { parsePublishDate } from "../model/rules.js";
-import { frontMatterSchema } from "../model/sources.js";
+import { shapeOf } from "./yaml-shape.js";
+import { frontMatterSchema, type FrontMatter } from "../model/sources.js";
 import type { ParsedPost } from "../model/snapshot.js";
 
 const OPEN = /^---[ \t]*\r?\n/;
@@ -73,8 +85,74 @@ function issuesToProblems(
   return problems;
 }
 
+// YAML line 1 is file line 2, after the opening '---'.
+const FIRST_LINE = 2;
+
+type Parsed = { post?: ParsedPost; problems: Problem[] };
+
+function accepted(file: string, meta: FrontMatter, body: string, lines: Record<string, number>): Parsed {
+  const publish = parsePublishDate(meta.publishedAt);
+  if (!publish) throw new Error("unreachable: publishedAt passed its schema");
+  return { post: { file, meta, body, publish, lines }, problems: [] };
+}
+
+// yaml's own core scalar tags, in its order, so a plain scalar gets the same
+// value on both paths: js-yaml's core schema differs on `0b1`, `-0x1`, `+.5`,
+// `1e999`, digit strings too long for a finite number, and `-0`.
+const CORE_SCALARS = new Schema({ schema: "core" }).tags.filter(
+  (tag): tag is ScalarTag & { test: RegExp } => tag.default === true && "test" in tag && tag.test instanceof RegExp,
+);
+const FAST_SCHEMA = FAILSAFE_SCHEMA.extend({
+  implicit: [
+    new Type("tag:cdsnap,2026:yaml-core-scalar", {
+      kind: "scalar",
+      resolve: (text: string) => CORE_SCALARS.some((tag) => tag.test.test(text)),
+      construct: (text: string) => {
+        const value = CORE_SCALARS.find((tag) => tag.test.test(text))!.resolve(
+          text,
+          (message) => {
+            throw new Error(message);
+          },
+          { intAsBigInt: false },
+        );
+        return isScalar(value) ? value.value : value;
+      },
+    }),
+  ],
+});
+
+/** The post, when js-yaml may read it and it is valid; undefined sends it to `parsePostSlow`. */
+function parsePostFast(file: string, text: string): Parsed | undefined {
+  const parts = splitFrontMatter(text.startsWith("\uFEFF") ? text.slice(1) : text);
+  if (typeof parts === "string") return undefined;
+  const lines = shapeOf(parts.yaml, FIRST_LINE);
+  if (!lines) return undefined;
+  let data: unknown;
+  try {
+    data = loadFast(parts.yaml, {
+      schema: FAST_SCHEMA,
+      onWarning: (warning) => {
+        throw warning;
+      },
+    });
+  } catch {
+    // Duplicate keys, mostly; yaml says where.
+    return undefined;
+  }
+  const result = frontMatterSchema.safeParse(data);
+  return result.success ? accepted(file, result.data, parts.body, lines) : undefined;
+}
+
 /** Parses one post file's text; `file` is its path for messages. */
-export function parsePost(file: string, text: string): { post?: ParsedPost; problems: Problem[] } {
+export function parsePost(file: string, text: string): Parsed {
+  return parsePostFast(file, text) ?? parsePostSlow(file, text);
+}
+
+/**
+ * `parsePost` with `yaml` alone: every post js-yaml may not read, and every
+ * invalid one. Exported so the parity test can hold the fast path to it.
+ */
+export function parsePostSlow(file: string, text: string): Parsed {
   const unbom = text.startsWith("\uFEFF") ? text.slice(1) : text;
   const parts = splitFrontMatter(unbom);
   if (typeof parts === "string") return { problems: [{ where: `${file}:1`, message: parts }] };
@@ -89,35 +167,31 @@ export function parsePost(file: string, text: string): { post?: ParsedPost; prob
     prettyErrors: false,
     lineCounter: counter,
   });
-  // YAML line 1 is file line 2, after the opening '---'.
-  const firstLine = 2;
   // With prettyErrors off the errors carry no linePos; their offset gives the line.
   const yamlProblems = [...doc.errors, ...doc.warnings].map((e) => ({
-    where: `${file}:${counter.linePos(e.pos[0]).line + firstLine - 1}`,
+    where: `${file}:${counter.linePos(e.pos[0]).line + FIRST_LINE - 1}`,
     message: `front matter: ${e.message.split("\n")[0]}`,
   }));
   if (yamlProblems.length > 0) return { problems: yamlProblems };
   if (doc.contents !== null && !isMap(doc.contents)) {
-    return { problems: [{ where: `${file}:${firstLine}`, message: "front matter: must be a mapping of keys to values" }] };
+    return { problems: [{ where: `${file}:${FIRST_LINE}`, message: "front matter: must be a mapping of keys to values" }] };
   }
 
   let data: unknown;
   try {
     data = doc.toJS({ maxAliasCount: 50 }) ?? {};
   } catch (error) {
-    return { problems: [{ where: `${file}:${firstLine}`, message: `front matter: ${(error as Error).message}` }] };
+    return { problems: [{ where: `${file}:${FIRST_LINE}`, message: `front matter: ${(error as Error).message}` }] };
   }
   const result = frontMatterSchema.safeParse(data);
-  if (!result.success) return { problems: issuesToProblems(result.error.issues, doc, counter, file, firstLine) };
-  const publish = parsePublishDate(result.data.publishedAt);
-  if (!publish) throw new Error("unreachable: publishedAt passed its schema");
+  if (!result.success) return { problems: issuesToProblems(result.error.issues, doc, counter, file, FIRST_LINE) };
   const lines: Record<string, number> = {};
   if (isMap(doc.contents)) {
     for (const pair of doc.contents.items) {
       if (isScalar(pair.key) && typeof pair.key.value === "string" && pair.key.range) {
-        lines[pair.key.value] = counter.linePos(pair.key.range[0]).line + firstLine - 1;
+        lines[pair.key.value] = counter.linePos(pair.key.range[0]).line + FIRST_LINE - 1;
       }
     }
   }
-  return { post: { file, meta: result.data, body: parts.body, publish, lines }, problems: [] };
+  return accepted(file, result.data, parts.body, lines);
 }
