@@ -18,6 +18,7 @@ interface ServeFlags {
   port: number;
   writeRate: number;
   authFailureRate: number;
+  clientAddressHeader?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -46,6 +47,12 @@ export function registerServe(program: Command): void {
         .default(DEFAULT_AUTH_FAILURE_RATE)
         .argParser(positiveInt("--auth-failure-rate", 0, 1_000_000)),
     )
+    .addOption(
+      new Option(
+        "--client-address-header <name>",
+        "the header your proxy or CDN sets to the client's address (e.g. x-forwarded-for); only when every request comes through it",
+      ).env("CDSNAP_CLIENT_ADDRESS_HEADER"),
+    )
     .action(async (flags: ServeFlags) => {
       const running = await startServer(
         Object.freeze({
@@ -55,6 +62,7 @@ export function registerServe(program: Command): void {
           port: flags.port,
           writeRate: flags.writeRate,
           authFailureRate: flags.authFailureRate,
+          clientAddressHeader: flags.clientAddressHeader,
         }),
       );
       process.stdout.write(`cdsnap serving ${running.url}\n`);

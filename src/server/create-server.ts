@@ -20,7 +20,7 @@ import { corsHeaders, preflightHeaders } from "./cors.js";
 import { createFileCache } from "./file-cache.js";
 import { httpError } from "./http-errors.js";
 import { createRateLimiter } from "./rate-limit.js";
-import { countHeader, originFormOf } from "./request-head.js";
+import { countHeader, forwardedAddressOf, originFormOf } from "./request-head.js";
 import { sendError, type Exchange, type Logger } from "./respond.js";
 import { createStaticRoute } from "./static-route.js";
 import { createWriteProxy } from "./write-proxy.js";
@@ -37,6 +37,13 @@ export interface ServeOptions {
   writeRate?: number;
   /** Failed authentications a minute per client address before it gets 429; 0 turns the limit off. */
   authFailureRate?: number;
+  /**
+   * A header the proxy or CDN in front of the server sets to the client's
+   * address (`x-forwarded-for`, `cf-connecting-ip`, …): the failed-key limit
+   * then counts per client instead of per edge. Only for a server every
+   * request reaches through that proxy: anyone else could write the header.
+   */
+  clientAddressHeader?: string;
   /** One JSON object per call; defaults to a line on stdout. */
   log?: Logger;
   clock?: () => number;
@@ -161,6 +168,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const limiter = createRateLimiter(options.writeRate ?? DEFAULT_WRITE_RATE, clock);
   const authFailureRate = options.authFailureRate ?? DEFAULT_AUTH_FAILURE_RATE;
   const authFailures = authFailureRate > 0 ? createRateLimiter(authFailureRate, clock) : null;
+  const addressHeader = options.clientAddressHeader?.toLowerCase();
+  const clientAddress = (req: IncomingMessage): string =>
+    (addressHeader && forwardedAddressOf(req.rawHeaders, addressHeader)) || (req.socket.remoteAddress ?? "");
   let inFlight = 0;
   let drained: (() => void) | null = null;
 
@@ -171,7 +181,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
    */
   function authenticate(req: IncomingMessage): Caller {
     if (!authFailures) return auth.authenticate(req.headers["x-api-key"]);
-    const address = req.socket.remoteAddress ?? "";
+    const address = clientAddress(req);
     const wait = authFailures.wait(address);
     if (wait > 0) throw httpError.rateLimited(wait, AUTH_FAILURES);
     try {

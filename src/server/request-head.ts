@@ -21,6 +21,23 @@ export function originFormOf(target: string): string {
   return rest.charCodeAt(0) === 0x2f ? rest : `/${rest}`;
 }
 
+/**
+ * The client's address as the proxy in front of the server saw it: the last
+ * entry of the header `name` (lower case). In `X-Forwarded-For` each proxy
+ * appends the address it received from, so the last entry is the one the
+ * nearest proxy vouches for; the ones before it are whatever the client wrote.
+ * Undefined when the header is absent or empty.
+ */
+export function forwardedAddressOf(rawHeaders: readonly string[], name: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const field = rawHeaders[i]!;
+    if (field.length === name.length && field.toLowerCase() === name) value = rawHeaders[i + 1];
+  }
+  const last = value?.slice(value.lastIndexOf(",") + 1).trim();
+  return last ? last : undefined;
+}
+
 /** How many times the header `name` (lower case) was sent. */
 export function countHeader(rawHeaders: readonly string[], name: string): number {
   let count = 0;

@@ -359,9 +359,9 @@ describe("Expect: 100-continue", () => {
 
 describe("failed authentication is rate limited per client address", () => {
   /** Three failures a minute: a token every 20 s. */
-  async function limitedSite(): Promise<Site & { advance(ms: number): void }> {
+  async function limitedSite(options: { clientAddressHeader?: string } = {}): Promise<Site & { advance(ms: number): void }> {
     let now = Date.parse("2026-07-01T00:00:00Z");
-    const site = await startSite({ authFailureRate: 3, clock: () => now });
+    const site = await startSite({ authFailureRate: 3, clock: () => now, ...options });
     return Object.assign(site, { advance: (ms: number) => (now += ms) });
   }
 
@@ -399,6 +399,34 @@ describe("failed authentication is rate limited per client address", () => {
       const other = { localAddress: "127.0.0.2" };
       expect((await one(site.url, get(ORG, [CLOSE]), other)).status).toBe(200);
       await expectError(await one(site.url, get(ORG, [CLOSE], "cds_not_a_key"), other), 401, "unauthorized");
+    } finally {
+      await site.stop();
+    }
+  });
+
+  it("behind a proxy, the address its header names is counted: the last entry, whatever the client wrote before it", async () => {
+    const site = await limitedSite({ clientAddressHeader: "X-Forwarded-For" });
+    try {
+      const from = (chain: string, key = "cds_not_a_key") => get(ORG, [CLOSE, `X-Forwarded-For: ${chain}`], key);
+      for (let i = 0; i < 3; i++) await expectError(await one(site.url, from("203.0.113.1")), 401, "unauthorized");
+      await expectError(await one(site.url, from("203.0.113.1")), 429, "rate_limited");
+      // A forged first entry changes nothing: the proxy appended the real one last.
+      await expectError(await one(site.url, from("198.51.100.9, 203.0.113.1")), 429, "rate_limited");
+      // Another client behind the same edge (same socket address) is not limited.
+      await expectError(await one(site.url, from("203.0.113.1, 203.0.113.2")), 401, "unauthorized");
+      expect((await one(site.url, from("203.0.113.2", DEMO_READ_KEY))).status).toBe(200);
+    } finally {
+      await site.stop();
+    }
+  });
+
+  it("without --client-address-header a forwarded address is ignored: the socket's address is counted", async () => {
+    const site = await limitedSite();
+    try {
+      for (let i = 0; i < 3; i++) {
+        await expectError(await one(site.url, get(ORG, [CLOSE, `X-Forwarded-For: 203.0.113.${i}`], "cds_not_a_key")), 401, "unauthorized");
+      }
+      await expectError(await one(site.url, get(ORG, [CLOSE, "X-Forwarded-For: 203.0.113.99"], "cds_not_a_key")), 429, "rate_limited");
     } finally {
       await site.stop();
     }
