@@ -9,16 +9,14 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { readSecrets } from "./audit/read-secrets.js";
 import { createBuildAudit } from "./audit/run-audit.js";
-import { openContractDatabase } from "./db/contract-schema.js";
-import { readSnapshot } from "./db/read-snapshot.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
 import { emitTree, loadPrevious, previousRecords } from "./emit/emit-tree.js";
 import { acquireBuildLock, assertReplaceable, treeStoreOf, type TreeStore } from "./emit/tree-store.js";
 import { InvalidSourcesError, type Problem } from "./errors.js";
 import { planOrg, type OrgPlan } from "./render/render-org.js";
 import type { BuildReport, OrgReport } from "./report.js";
-import { crossCheck } from "./sources/cross-check.js";
-import { loadBody, readPosts } from "./sources/read-posts.js";
+import { loadSources } from "./sources/load-sources.js";
+import { loadBody } from "./sources/read-posts.js";
 
 export interface BuildOptions {
   db: string;
@@ -63,35 +61,16 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
   const now = (options.now ?? new Date()).getTime();
   const orgIds = options.orgs && options.orgs.length > 0 ? [...new Set(options.orgs)].sort() : undefined;
 
-  const db = openContractDatabase(options.db, { readonly: true });
-  let snapshot;
-  let secrets;
-  try {
-    snapshot = readSnapshot(db, orgIds);
-    secrets = readSecrets(db);
-  } finally {
-    db.close();
-  }
-  phases.end("database");
-  const problems: Problem[] = [...snapshot.problems];
-  for (const id of snapshot.missing) {
-    problems.push({ where: `--org ${id}`, message: "no organization has this id" });
-  }
-
   const previous = await loadPrevious(store);
-  const posts = await readPosts(options.content, orgIds, {
-    previous: previousRecords(previous),
-    bodyBudget: options.bodyBudget,
-  });
-  phases.end("posts");
-  problems.push(...posts.problems);
-  for (const folder of posts.byOrg.keys()) {
-    if (!snapshot.rowIds.has(folder) && orgIds === undefined) {
-      problems.push({ where: `${folder}/`, message: `no organization has the id "${folder}"; posts live in <content>/<orgId>/` });
-    }
-  }
-  for (const org of snapshot.orgs) problems.push(...crossCheck(org, posts.byOrg.get(org.id) ?? []));
-  if (problems.length > 0) throw new InvalidSourcesError(problems.sort(byWhere));
+  phases.end("previous build");
+  const sources = await loadSources(
+    { db: options.db, content: options.content, orgs: orgIds, previous: previousRecords(previous), bodyBudget: options.bodyBudget },
+    readSecrets,
+  );
+  phases.end("sources");
+  const { snapshot, extra: secrets } = sources;
+  const posts = sources.posts!;
+  if (sources.problems.length > 0) throw new InvalidSourcesError(sources.problems.sort(byWhere));
 
   const plans: OrgPlan[] = snapshot.orgs.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], now));
   phases.end("plan");

@@ -7,13 +7,10 @@
  * reads them here, with the build's own readers and rules, so the two can never
  * disagree about what "published" means.
  */
-import { openContractDatabase } from "../db/contract-schema.js";
-import { readSnapshot } from "../db/read-snapshot.js";
 import type { Problem } from "../errors.js";
 import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { stateOf } from "../render/contents.js";
-import { crossCheck } from "../sources/cross-check.js";
-import { readPosts } from "../sources/read-posts.js";
+import { loadSources } from "../sources/load-sources.js";
 import { readSecrets, type StoredSecret } from "./read-secrets.js";
 
 export interface ItemRef {
@@ -99,26 +96,11 @@ export interface ReadAuditInputsOptions {
 /** Reads everything `cdsnap audit` needs from the database (and the posts, when given). */
 export async function readAuditInputs(options: ReadAuditInputsOptions): Promise<AuditInputs> {
   const now = (options.now ?? new Date()).getTime();
-  const db = openContractDatabase(options.db, { readonly: true });
-  let snapshot;
-  let secrets;
-  try {
-    snapshot = readSnapshot(db);
-    secrets = readSecrets(db);
-  } finally {
-    db.close();
-  }
-  const cannotCheck = (p: Problem): Problem => ({
+  const sources = await loadSources({ db: options.db, content: options.content }, readSecrets);
+  const problems = sources.problems.map((p) => ({
     where: p.where,
     message: `${p.message} (the build refuses this, so the audit cannot vouch for the tree; fix it and rebuild)`,
-  });
-  const problems = snapshot.problems.map(cannotCheck);
-  let byOrg: Map<string, PostRecord[]> | undefined;
-  if (options.content !== undefined) {
-    const posts = await readPosts(options.content);
-    byOrg = posts.byOrg;
-    problems.push(...posts.problems.map(cannotCheck));
-    for (const org of snapshot.orgs) problems.push(...crossCheck(org, byOrg.get(org.id) ?? []).map(cannotCheck));
-  }
-  return { expectations: expectationsOf(snapshot.orgs, snapshot.rowIds, byOrg, now), secrets, problems };
+  }));
+  const { snapshot } = sources;
+  return { expectations: expectationsOf(snapshot.orgs, snapshot.rowIds, sources.posts?.byOrg, now), secrets: sources.extra, problems };
 }

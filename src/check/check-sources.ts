@@ -8,12 +8,10 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { FILE_CONCURRENCY, mapLimit } from "../concurrency.js";
-import { openContractDatabase } from "../db/contract-schema.js";
-import { readSnapshot } from "../db/read-snapshot.js";
 import type { Problem } from "../errors.js";
 import type { PostRecord } from "../model/snapshot.js";
-import { crossCheck } from "../sources/cross-check.js";
-import { loadBody, readPosts } from "../sources/read-posts.js";
+import { loadSources } from "../sources/load-sources.js";
+import { loadBody } from "../sources/read-posts.js";
 import { LINT_RULES, type Finding, type LintRule } from "./lint-rules.js";
 import { locatePost } from "./post-source.js";
 import { scanMarkdown } from "./scan-markdown.js";
@@ -85,24 +83,7 @@ async function lintOrg(posts: readonly PostRecord[], settings: LintSettings): Pr
 export async function checkSources(options: CheckOptions): Promise<CheckResult> {
   const now = (options.now ?? new Date()).getTime();
   const orgIds = options.orgs && options.orgs.length > 0 ? [...new Set(options.orgs)].sort() : undefined;
-  const db = openContractDatabase(options.db, { readonly: true });
-  let snapshot;
-  try {
-    snapshot = readSnapshot(db, orgIds);
-  } finally {
-    db.close();
-  }
-  const problems: Problem[] = [...snapshot.problems];
-  for (const id of snapshot.missing) problems.push({ where: `--org ${id}`, message: "no organization has this id" });
-  const posts = await readPosts(options.content, orgIds);
-  problems.push(...posts.problems);
-  for (const folder of posts.byOrg.keys()) {
-    if (!snapshot.rowIds.has(folder) && orgIds === undefined) {
-      problems.push({ where: `${folder}/`, message: `no organization has the id "${folder}"; posts live in <content>/<orgId>/` });
-    }
-  }
-  for (const org of snapshot.orgs) problems.push(...crossCheck(org, posts.byOrg.get(org.id) ?? []));
-
+  const { snapshot, posts, problems } = await loadSources({ db: options.db, content: options.content, orgs: orgIds });
   const findings = buildErrors(problems);
   const settings: LintSettings = {
     contentDir: options.content,
@@ -112,7 +93,7 @@ export async function checkSources(options: CheckOptions): Promise<CheckResult> 
   };
   let postsChecked = 0;
   for (const org of snapshot.orgs) {
-    const orgPosts = posts.byOrg.get(org.id) ?? [];
+    const orgPosts = posts!.byOrg.get(org.id) ?? [];
     postsChecked += orgPosts.length;
     findings.push(...(await lintOrg(orgPosts, settings)));
   }

@@ -3,7 +3,7 @@
  * a fresh tree passes; every way a tree can be unsafe to publish fails with
  * exit 1 and a message naming the file and what to do.
  */
-import { symlink } from "node:fs/promises";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { fileOf, type Route } from "../../src/api-paths.js";
@@ -90,6 +90,16 @@ describe("a fresh tree", () => {
     const parsed = JSON.parse(result.stdout) as { ok: boolean; problems: unknown[]; warnings: unknown[]; filesChecked: number };
     expect(parsed).toMatchObject({ ok: true, problems: [], warnings: [], postSourcesChecked: true });
     expect(parsed.filesChecked).toBe((await listFiles(site.out)).length);
+  });
+});
+
+describe("sources the build refuses", () => {
+  test("a post folder with no organization row is reported, as the build reports it: the audit cannot vouch for the tree", async () => {
+    await mkdir(path.join(site.content, "ghost"), { recursive: true });
+    const post = "---\nid: p\ntitle: P\nslug: p\nstatus: published\npublishedAt: 2026-01-10\nauthorName: Ada\n---\nbody\n";
+    await writeFile(path.join(site.content, "ghost", "p.md"), post);
+    const result = await auditFails();
+    expect(result.stderr).toMatch(/ghost\/: no organization has the id "ghost".*cannot vouch for the tree/);
   });
 });
 
