@@ -2,9 +2,10 @@
  * Where things are in a post file, for `file:line` messages: the line of any
  * front matter member (`featuredImage.alt`, `references.2`) and the line the
  * markdown body starts on. The build's reader has already validated the file;
- * this only locates, so it parses the YAML again for positions alone.
+ * this only locates, so it parses the YAML again for positions alone, and only
+ * when a finding asks for a line: most posts have none.
  */
-import { LineCounter, parseDocument, isMap, isScalar, type Node } from "yaml";
+import { LineCounter, parseDocument, isMap, isScalar, type Document, type Node } from "yaml";
 
 export interface PostSource {
   /** The file line of a front matter member, or of its nearest located parent; 1 when unknown. */
@@ -38,7 +39,8 @@ export function locatePost(text: string, body: string): PostSource {
   // The head is the opening line, the YAML, and the closing line; YAML line 1 is file line 2.
   const yaml = open ? head.slice(open[0].length).replace(/^---[ \t]*\r?\n?$/m, "") : "";
   const counter = new LineCounter();
-  const doc = parseDocument(yaml, { lineCounter: counter, prettyErrors: false, uniqueKeys: false });
+  let parsed: Document | undefined;
+  const document = () => (parsed ??= parseDocument(yaml, { lineCounter: counter, prettyErrors: false, uniqueKeys: false }));
   const fileLine = (offset: number) => counter.linePos(offset).line + 1;
 
   function keyLine(parent: unknown, key: string | number): number | undefined {
@@ -52,6 +54,7 @@ export function locatePost(text: string, body: string): PostSource {
   return {
     bodyLine,
     lineOf(path) {
+      const doc = document();
       for (let depth = path.length; depth > 0; depth--) {
         const node = doc.getIn(path.slice(0, depth), true) as Node | undefined;
         // A scalar value sits on its key's line; a sequence item is found by its own range.
