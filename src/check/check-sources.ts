@@ -4,10 +4,8 @@
  * lint-rules.ts, without writing anything: the database is opened read-only
  * and no output folder is involved.
  */
-import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { FILE_CONCURRENCY, mapLimit } from "../concurrency.js";
 import type { Problem } from "../errors.js";
 import type { PostRecord } from "../model/snapshot.js";
 import { loadSources } from "../sources/load-sources.js";
@@ -51,7 +49,7 @@ interface LintSettings {
   now: number;
 }
 
-async function lintOrg(posts: readonly PostRecord[], settings: LintSettings): Promise<Finding[]> {
+function lintOrg(posts: readonly PostRecord[], settings: LintSettings): Finding[] {
   const { contentDir, rules, postUrlPrefixes, now } = settings;
   const bySlug = new Map<string, PostRecord>();
   const byFile = new Map<string, PostRecord>();
@@ -60,11 +58,15 @@ async function lintOrg(posts: readonly PostRecord[], settings: LintSettings): Pr
     byFile.set(post.file, post);
   }
   const fileExists = (rel: string) => existsSync(path.join(contentDir, rel));
-  const perPost = await mapLimit([...posts], FILE_CONCURRENCY, async (post) => {
-    // The reader validated this file a moment ago; read again only to locate lines.
-    const text = await readFile(path.join(contentDir, post.file), "utf8").catch(() => null);
-    if (text === null) return [];
-    const body = post.body ?? (await loadBody(contentDir, post));
+  const perPost = posts.map((post) => {
+    // The reader validated this file a moment ago; read again only to locate lines (synchronously, as the reader does).
+    let text: string;
+    try {
+      text = readFileSync(path.join(contentDir, post.file), "utf8");
+    } catch {
+      return [];
+    }
+    const body = post.body ?? loadBody(contentDir, post);
     const source = locatePost(text, body);
     const scan = scanMarkdown(body, source.bodyLine);
     return rules.flatMap((rule) => rule({ post, source, scan, bySlug, byFile, fileExists, postUrlPrefixes, now }));
@@ -95,7 +97,7 @@ export async function checkSources(options: CheckOptions): Promise<CheckResult> 
   for (const org of snapshot.orgs) {
     const orgPosts = posts!.byOrg.get(org.id) ?? [];
     postsChecked += orgPosts.length;
-    findings.push(...(await lintOrg(orgPosts, settings)));
+    findings.push(...lintOrg(orgPosts, settings));
   }
   const errors = findings.filter((f) => f.severity === "error").sort(byWhere);
   const warnings = findings.filter((f) => f.severity === "warning").sort(byWhere);
