@@ -69,6 +69,30 @@ export function cutAtWord(text: string, max = EXCERPT_MAX): string {
   return cut.replace(/[\s,;:.\-–—]+$/u, "") + ELLIPSIS;
 }
 
+// Lexing is most of an excerpt's cost, and the opening paragraphs usually hold
+// far more text than an excerpt keeps. So the part before the first blank line
+// after FIRST_TRY characters is tried alone. Blocks end at a blank line, and
+// what a block holds cannot change what an earlier one says, but for a link
+// reference definition (`[a]: /url` turns an earlier `[a]` into a link): with
+// none in the rest, the part's text is the start of the whole prefix's text,
+// and when it runs past the cut (a character to spare, for punctuation that
+// would join across the boundary), the excerpt is the same.
+const FIRST_TRY = 600;
+const DEFINITION = /^ {0,3}\[[^\]]+\]:/m;
+
+function hasMoreThan(text: string, codePoints: number): boolean {
+  if (text.length <= codePoints) return false;
+  let count = 0;
+  for (const _ of text) if (++count > codePoints) return true;
+  return false;
+}
+
 export function deriveExcerpt(markdown: string): string {
+  const prefix = prefixOf(markdown);
+  const blank = prefix.indexOf("\n\n", FIRST_TRY);
+  if (blank !== -1 && !DEFINITION.test(prefix.slice(blank))) {
+    const text = plainTextOf(prefix.slice(0, blank));
+    if (hasMoreThan(text, EXCERPT_MAX + 1)) return cutAtWord(text);
+  }
   return cutAtWord(plainTextOf(markdown));
 }

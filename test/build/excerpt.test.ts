@@ -139,3 +139,31 @@ describe("cutAtWord against its definition", () => {
     );
   });
 });
+
+describe("deriveExcerpt's short first try", () => {
+  // Blocks of every kind a body holds, long enough to make the first try count, and the
+  // cross-block cases: link reference definitions, fences and comments left open across blank lines.
+  const words = fc.array(fc.constantFrom("roast", "bean", "water", "cup", "grind", "é", "😀", "[1]", "[a]", "[b][a]", "*x*", "`c`", "—", ".", ","), {
+    minLength: 1,
+    maxLength: 60,
+  });
+  const block = fc.oneof(
+    words.map((w) => w.join(" ")),
+    words.map((w) => `# ${w.join(" ")}`),
+    words.map((w) => `- ${w.join(" ")}\n- ${w.slice(1).join(" ")}`),
+    words.map((w) => `> ${w.join(" ")}`),
+    fc.constantFrom("```", "```js\ncode [1]\n```", "<!--", "-->", "<div>", "    indented code", "[a]: https://example.com/a", "[1]: https://example.com/1", "---", "| a | b |\n|---|---|\n| c | d |"),
+    // Blocks with little or no prose, so the first part's text is sometimes short.
+    fc.constantFrom(`\`\`\`\n${"code line\n".repeat(40)}\`\`\``, `<!-- ${"note ".repeat(80)}-->`, "[a]: https://example.com/a"),
+  );
+
+  test("gives exactly the excerpt of the whole prefix, whatever follows the blank line", () => {
+    fc.assert(
+      fc.property(fc.array(block, { minLength: 4, maxLength: 30, size: "max" }), fc.constantFrom("\n\n", "\n\n\n", "\n"), (blocks, gap) => {
+        const body = blocks.join(gap);
+        expect(deriveExcerpt(body)).toBe(cutAtWord(plainTextOf(body)));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
