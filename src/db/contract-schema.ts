@@ -79,7 +79,7 @@ CREATE TABLE IF NOT EXISTS block_pages(
 );
 `;
 
-export interface ContractColumn {
+interface ContractColumn {
   name: string;
   type: string;
 }
@@ -87,7 +87,7 @@ export interface ContractColumn {
 let contractColumns: ReadonlyMap<string, readonly ContractColumn[]> | undefined;
 
 /** Each contract table's columns, read off the statements above so the two cannot disagree. */
-export function contractTables(): ReadonlyMap<string, readonly ContractColumn[]> {
+function contractTables(): ReadonlyMap<string, readonly ContractColumn[]> {
   if (!contractColumns) {
     const scratch = new Database(":memory:");
     try {
