@@ -346,6 +346,22 @@ describe.skipIf(!HAVE_SQLITE3 && !REQUIRED)("a database made by the admin tools 
     expect(await fileHash(site.db)).toBe(before);
   });
 
+  it("a contract table may be a view over the admin tools' own table: the build reads it", async () => {
+    const schema = adminSchema()
+      .replace("CREATE TABLE organizations(", "CREATE TABLE admin_organizations(")
+      .replace(
+        "CREATE TABLE admin_users(",
+        "CREATE VIEW organizations AS SELECT id, name, slug, google_analytics_id, meta_pixel_id, gtm_container_id, business_description, allowed_origins FROM admin_organizations;\nCREATE TABLE admin_users(",
+      )
+      .replace("INSERT INTO organizations(", "INSERT INTO admin_organizations(");
+    const site = await makeAdminSite(dir, schema);
+    const built = await runCli(["build", "--db", site.db, "--content", site.content, "--out", site.out]);
+    expect(built.stderr).toBe("");
+    expect(built.code).toBe(0);
+    const org = JSON.parse(await readFile(path.join(site.out, "api/organizations/acme/organization.json"), "utf8"));
+    expect(org.name).toBe("Acme Roasters");
+  });
+
   it("a missing contract table is named with exit 2, and db migrate creates it empty", async () => {
     const site = await makeAdminSite(dir, adminSchema({ omitTable: "block_pages" }).replace(/INSERT INTO block_pages[^;]*;/, ""));
     const refused = await runCli(["build", "--db", site.db, "--content", site.content, "--out", site.out]);
