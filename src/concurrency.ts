@@ -30,13 +30,5 @@ export async function mapLimit<T, R>(
   return results;
 }
 
-/** Promise.all that settles every promise before throwing the first error (see mapLimit). */
-export async function settleAll<T>(promises: readonly Promise<T>[]): Promise<T[]> {
-  const settled = await Promise.allSettled(promises);
-  const rejected = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
-  if (rejected) throw rejected.reason;
-  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
-}
-
 /** How many files the build keeps open at once. */
 export const FILE_CONCURRENCY = 64;

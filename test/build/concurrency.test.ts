@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mapLimit, settleAll } from "../../src/concurrency.js";
+import { mapLimit } from "../../src/concurrency.js";
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -30,16 +30,5 @@ describe("mapLimit", () => {
     await expect(failing).rejects.toThrow("first call failed");
     expect(started).toEqual([0, 1, 2]);
     expect(settled.sort()).toEqual([0, 1, 2]);
-  });
-});
-
-describe("settleAll", () => {
-  it("throws the first rejection only after every promise settled", async () => {
-    let slowDone = false;
-    const slow = tick(30).then(() => {
-      slowDone = true;
-    });
-    await expect(settleAll([Promise.reject(new Error("fast failure")), slow])).rejects.toThrow("fast failure");
-    expect(slowDone).toBe(true);
   });
 });
