@@ -9,11 +9,13 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { readSecrets } from "./audit/read-secrets.js";
 import { createBuildAudit } from "./audit/run-audit.js";
+import { planGeneration, previousRecords, readPreviousBuild } from "./emit/plan-generation.js";
+import { publishGeneration } from "./emit/publish-generation.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
-import { emitTree, loadPrevious, previousRecords } from "./emit/emit-tree.js";
 import { acquireBuildLock, assertReplaceable, treeStoreOf, type TreeStore } from "./emit/tree-store.js";
+import { discardGeneration, statsOfUnchanged, writeGeneration, type WrittenGeneration } from "./emit/write-generation.js";
 import { InvalidSourcesError, type Problem } from "./errors.js";
-import { planOrg, type OrgPlan } from "./render/render-org.js";
+import { planOrg } from "./render/render-org.js";
 import type { BuildReport, OrgReport } from "./report.js";
 import { loadSources } from "./sources/load-sources.js";
 import { loadBody } from "./sources/read-posts.js";
@@ -61,66 +63,78 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
   const now = (options.now ?? new Date()).getTime();
   const orgIds = options.orgs && options.orgs.length > 0 ? [...new Set(options.orgs)].sort() : undefined;
 
-  const previous = await loadPrevious(store);
+  const previous = await readPreviousBuild(store);
   phases.end("previous build");
+
   const sources = await loadSources(
     { db: options.db, content: options.content, orgs: orgIds, previous: previousRecords(previous), bodyBudget: options.bodyBudget },
     readSecrets,
   );
-  phases.end("sources");
+  if (sources.problems.length > 0) throw new InvalidSourcesError(sources.problems.sort(byWhere));
   const { snapshot, extra: secrets } = sources;
   const posts = sources.posts!;
-  if (sources.problems.length > 0) throw new InvalidSourcesError(sources.problems.sort(byWhere));
+  phases.end("sources");
 
-  const plans: OrgPlan[] = snapshot.orgs.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], now));
+  const orgPlans = snapshot.orgs.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], now));
+  const plan = planGeneration(previous, orgPlans, { carryOver: orgIds !== undefined, codeVersion: CODE_VERSION });
   phases.end("plan");
 
-  const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now);
-  const emitted = await emitTree(store, plans, {
-    carryOver: orgIds !== undefined,
-    previous,
-    records: posts.byOrg,
-    codeVersion: CODE_VERSION,
-    loadBody: (post) => loadBody(options.content, post),
-    onProgress: options.onProgress,
-    onWrite: audit.onWrite,
-    // A tree that fails the audit is never swapped in: the build fails, the previous tree stays.
-    beforeSwap: async (gen, context) => {
-      phases.end("render and write");
-      await audit.check(gen, context);
+  let written: WrittenGeneration | null = null;
+  let published = false;
+  if (!plan.noOp) {
+    const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now);
+    written = await writeGeneration(store, plan, {
+      loadBody: (post) => loadBody(options.content, post),
+      onWrite: audit.onWrite,
+      onProgress: options.onProgress,
+    });
+    phases.end("render and write");
+    // Sources were touched but every byte came out the same: the live tree
+    // stays, and the unused generation is left for the next build to recycle.
+    if (!written.same) {
+      // A tree that fails the audit is never swapped in: the build fails, the previous tree stays.
+      const { gen, files } = written;
+      const audited = await audit.check(gen.tree, previous.state.audit?.() ?? null, (rel) => files.get(rel)?.[0]).catch(async (error: unknown) => {
+        await discardGeneration(gen);
+        throw error;
+      });
       phases.end("audit");
-    },
-  });
-  // After the audit come the swap and the removal of the generation before last (as many unlinks as it had files).
-  phases.end(emitted.swapped ? "swap and prune" : "render and write");
-  const reconciled = await reconcileOrganizationFiles(options.db, store, plans.map((p) => p.orgId));
-  for (const apiPath of reconciled) if (!emitted.changes.changed.includes(apiPath)) emitted.changes.changed.push(apiPath);
+      await publishGeneration(store, plan, written, posts.byOrg, audited);
+      phases.end("state, swap and prune");
+      published = true;
+    }
+  }
+
+  const perOrg = written?.perOrg ?? statsOfUnchanged(plan);
+  const changes = published ? written!.changes : { added: [], changed: [], removed: [] };
+  const reconciled = await reconcileOrganizationFiles(options.db, store, orgPlans.map((p) => p.orgId));
+  for (const apiPath of reconciled) if (!changes.changed.includes(apiPath)) changes.changed.push(apiPath);
   phases.end("reconcile");
 
-  const orgs: OrgReport[] = plans.map((plan) => {
-    const stats = emitted.perOrg.get(plan.orgId) ?? { written: 0, unchanged: 0, removed: 0 };
+  const orgs: OrgReport[] = orgPlans.map((orgPlan) => {
+    const stats = perOrg.get(orgPlan.orgId) ?? { written: 0, unchanged: 0, removed: 0 };
     return {
-      orgId: plan.orgId,
-      ...plan.counts,
+      orgId: orgPlan.orgId,
+      ...orgPlan.counts,
       filesWritten: stats.written,
       filesUnchanged: stats.unchanged,
       filesRemoved: stats.removed,
-      nextPublishAt: plan.nextPublishAt,
+      nextPublishAt: orgPlan.nextPublishAt,
     };
   });
   const next = orgs.map((o) => o.nextPublishAt).filter((v): v is string => v !== null).sort()[0] ?? null;
   return {
     out: store.out,
-    generation: emitted.generation,
-    changed: emitted.swapped,
+    generation: published ? written!.gen.id : (previous.live?.id ?? null),
+    changed: published,
     durationMs: phases.total(),
     phasesMs: phases.all(),
     postsParsed: posts.parsed,
     postsReused: posts.reused,
     parseThreads: posts.threads,
-    postsRendered: emitted.postsRendered,
+    postsRendered: written?.postsRendered ?? 0,
     nextPublishAt: next,
-    changedPaths: emitted.changes,
+    changedPaths: changes,
     orgs,
   };
 }

@@ -1,5 +1,5 @@
 /** D12: what a build did, per organization, for people and (with --json) for CI. */
-import type { ChangedPaths } from "./emit/emit-tree.js";
+import type { ChangedPaths } from "./emit/write-generation.js";
 import type { OrgCounts } from "./render/render-org.js";
 
 /** Per organization: what was published and skipped (OrgCounts), and what was written. */

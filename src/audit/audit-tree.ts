@@ -17,7 +17,7 @@ import path from "node:path";
 import type { z } from "zod";
 import { routeOfFile, type Route, type RouteKind } from "../api-paths.js";
 import { FILE_CONCURRENCY, mapLimit } from "../concurrency.js";
-import { sha256 } from "../emit/emit-tree.js";
+import { sha256 } from "../emit/file-bytes.js";
 import type { Problem } from "../errors.js";
 import {
   blockListSchema,

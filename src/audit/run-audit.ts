@@ -10,11 +10,9 @@ import { AuditFailedError, UsageError } from "../errors.js";
 import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { expectationsOf, readAuditInputs } from "./audit-inputs.js";
 import { auditTree, inspectBytes, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
-import type { SwapContext } from "../emit/emit-tree.js";
-import { readVersioned, writeJsonLines } from "../emit/json-lines.js";
+import type { AuditState } from "../emit/build-state.js";
 import { needlesOf } from "./scan-secrets.js";
 import { routeOfFile, type RouteKind } from "../api-paths.js";
-import type { FileFacts } from "./tree-rules.js";
 import type { StoredSecret } from "./read-secrets.js";
 
 export interface AuditOptions {
@@ -50,8 +48,8 @@ export async function auditOut(options: AuditOptions): Promise<AuditResult> {
  * writes are inspected as they are written (their bytes are in hand); files it
  * hard-links from the live generation reuse the facts the previous audit
  * recorded for the same bytes, unless a secret changed since. Then every rule
- * across files runs on the whole tree, and the next generation records its
- * facts for the build after it. A failure throws {@link AuditFailedError}.
+ * across files runs on the whole tree. A failure throws
+ * {@link AuditFailedError}; a pass returns the facts for the next build.
  */
 export function createBuildAudit(
   snapshot: { orgs: readonly OrgSnapshot[]; rowIds: ReadonlySet<string> },
@@ -77,49 +75,28 @@ export function createBuildAudit(
       byBytes.set(bytes, result);
       inspected.set(rel, result);
     },
-    async check(gen: { dir: string; tree: string }, context: SwapContext): Promise<void> {
-      const previous = context.live ? await readAuditRecord(context.live.dir) : null;
+    /** Audits the generation's tree; `sha256Of` gives the hash of each of its files. */
+    async check(
+      tree: string,
+      previous: AuditState | null,
+      sha256Of: (rel: string) => string | undefined,
+    ): Promise<AuditState> {
       const salt = previous?.salt ?? randomBytes(16).toString("hex");
       const secretsKey = await secretsKeyOf(secrets, salt);
       const reuse = previous && previous.secretsKey === secretsKey ? previous.files : undefined;
-      const result = await auditTree(gen.tree, expectations, secrets, { inspected, previous: reuse, sha256Of: context.sha256Of });
+      const result = await auditTree(tree, expectations, secrets, { inspected, previous: reuse, sha256Of });
       if (!result.ok) throw new AuditFailedError(result.problems);
-      await writeJsonLines(path.join(gen.dir, AUDIT_RECORD), auditLines(salt, secretsKey, result.facts, context.sha256Of));
+      const files: AuditState["files"] = new Map();
+      for (const facts of result.facts) {
+        const sha256 = sha256Of(facts.rel);
+        if (sha256) files.set(facts.rel, { sha256, facts });
+      }
+      return { salt, secretsKey, files };
     },
   };
 }
 
-const AUDIT_RECORD = "audit.jsonl";
-const AUDIT_RECORD_VERSION = 2;
-
 const shapeOf = (kind: RouteKind) => (kind === "contentBySlug" ? "content" : kind === "blockBySlug" ? "block" : kind);
-
-interface AuditRecord {
-  salt: string;
-  secretsKey: string;
-  files: Map<string, { sha256: string; facts: FileFacts }>;
-}
-
-/** A header line, then one line per file: the facts recorded for the bytes with that SHA-256. */
-type AuditHeader = { version: number; salt: string; secretsKey: string };
-type AuditLine = [sha256: string, facts: FileFacts];
-
-function* auditLines(salt: string, secretsKey: string, facts: readonly FileFacts[], sha256Of: SwapContext["sha256Of"]): Generator<unknown> {
-  yield { version: AUDIT_RECORD_VERSION, salt, secretsKey } satisfies AuditHeader;
-  for (const fileFacts of facts) {
-    const sha256 = sha256Of(fileFacts.rel);
-    if (sha256) yield [sha256, fileFacts] satisfies AuditLine;
-  }
-}
-
-async function readAuditRecord(genDir: string): Promise<AuditRecord | null> {
-  const files: AuditRecord["files"] = new Map();
-  const header = await readVersioned<AuditHeader>(path.join(genDir, AUDIT_RECORD), AUDIT_RECORD_VERSION, (value) => {
-    const [sha256, facts] = value as AuditLine;
-    files.set(facts.rel, { sha256, facts });
-  });
-  return header && { salt: header.salt, secretsKey: header.secretsKey, files };
-}
 
 /**
  * Tells whether the secrets changed since the last audit without keeping

@@ -14,7 +14,7 @@ import type { Db } from "../db/open.js";
 import type { Organization } from "../model/api.js";
 import { renderOrganization } from "../render/organization.js";
 import { writeFileAtomicSync } from "./atomic-write.js";
-import { fileBytes } from "./emit-tree.js";
+import { fileBytes } from "./file-bytes.js";
 import { liveGenerationSync, type TreeStore } from "./tree-store.js";
 
 export interface RefreshResult {

@@ -6,8 +6,7 @@
  *     site -> .site.cdsnap/gens/000007/tree
  *     .site.cdsnap/gens/000007/tree/api/organizations/…   the files a CDN serves
  *     .site.cdsnap/gens/000007/pages/<orgId>.json         D8 membership, never served
- *     .site.cdsnap/gens/000007/manifest.jsonl             output hashes, never served
- *     .site.cdsnap/gens/000007/audit.jsonl                the audit's facts per file, never served
+ *     .site.cdsnap/gens/000007/state.sqlite               what it was built from: hashes, post records, audit facts; never served
  *     .site.cdsnap/lock                                   one build at a time
  *
  * A build writes the next generation beside the live one and replaces the link
@@ -50,10 +49,6 @@ export function generation(store: TreeStore, id: string): Generation {
 
 export function pagesFileOf(gen: Pick<Generation, "dir">, orgId: string): string {
   return path.join(gen.dir, "pages", `${orgId}.json`);
-}
-
-export function manifestFileOf(gen: Pick<Generation, "dir">): string {
-  return path.join(gen.dir, "manifest.jsonl");
 }
 
 function genIdFromLink(target: string): string | null {

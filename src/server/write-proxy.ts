@@ -14,7 +14,7 @@ import { storeBusinessDescription, storeBusinessOffers } from "../db/business-st
 import type { Db } from "../db/open.js";
 import { readOrganization } from "../db/read-snapshot.js";
 import { refreshOrganizationFiles, type RefreshResult } from "../emit/organization-file.js";
-import { fileBytes } from "../emit/emit-tree.js";
+import { fileBytes } from "../emit/file-bytes.js";
 import type { TreeStore } from "../emit/tree-store.js";
 import type { ErrorDetail } from "../errors.js";
 import { businessDescriptionBody, businessOffersBody } from "../model/business.js";

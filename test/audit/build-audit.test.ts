@@ -12,7 +12,8 @@ import { createBuildAudit } from "../../src/audit/run-audit.js";
 import { DEMO_SECRET_VALUES } from "../../src/db/demo-seed.js";
 import { openDatabase } from "../../src/db/open.js";
 import { readSnapshot } from "../../src/db/read-snapshot.js";
-import { emitTree } from "../../src/emit/emit-tree.js";
+import { planGeneration, readPreviousBuild } from "../../src/emit/plan-generation.js";
+import { discardGeneration, writeGeneration } from "../../src/emit/write-generation.js";
 import { treeStoreOf } from "../../src/emit/tree-store.js";
 import { AuditFailedError } from "../../src/errors.js";
 import type { Block } from "../../src/model/api.js";
@@ -120,14 +121,16 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
   files.push({ path: pathOf({ kind: "content", orgId: "demo", id: "post-0016" }), json: detail });
   files.push({ path: pathOf({ kind: "references", orgId: "demo", id: "post-0016" }), json: renderReferences(detail) });
 
-  const emitting = emitTree(treeStoreOf(site.out), plans, {
-    carryOver: false,
-    records: posts.byOrg,
-    codeVersion: "test",
-    loadBody: (post) => loadBody(site.content, post),
-    beforeSwap: (gen, context) => createBuildAudit(snapshot, posts.byOrg, secrets, now).check(gen, context),
-  });
-  const error = (await emitting.catch((e: unknown) => e)) as AuditFailedError;
+  // The build's own stages after planning, with the buggy plan.
+  const store = treeStoreOf(site.out);
+  const previous = await readPreviousBuild(store);
+  const plan = planGeneration(previous, plans, { carryOver: false, codeVersion: "test" });
+  const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now);
+  const written = await writeGeneration(store, plan, { loadBody: (post) => loadBody(site.content, post), onWrite: audit.onWrite });
+  const error = (await audit
+    .check(written.gen.tree, previous.state.audit?.() ?? null, (rel) => written.files.get(rel)?.[0])
+    .catch((e: unknown) => e)) as AuditFailedError;
+  await discardGeneration(written.gen);
   expect(error).toBeInstanceOf(AuditFailedError);
   expect(error.problems).toEqual([
     {

@@ -7,7 +7,6 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { fileOf, parseApiPath, pathOf, routeOfFile, type Route } from "../../src/api-paths.js";
 import { DEMO_SECRET_VALUES } from "../../src/db/demo-seed.js";
-import { readPages } from "../../src/emit/emit-tree.js";
 import {
   blockListSchema,
   blockSchema,
@@ -32,6 +31,7 @@ import {
   removeDir,
   stateDirOf,
   type Fixture,
+  readPages,
 } from "../helpers/fixture.js";
 
 const ORG = "demo";

@@ -5,7 +5,6 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { fileOf, type Route } from "../../src/api-paths.js";
-import { readPages } from "../../src/emit/emit-tree.js";
 import type { Block, CategoryList, ContentDetail, ContentList, Organization } from "../../src/model/api.js";
 import {
   buildFixture,
@@ -21,6 +20,7 @@ import {
   withDb,
   writePost,
   type Fixture,
+  readPages,
 } from "../helpers/fixture.js";
 
 const ORG = "acme";

@@ -1,7 +1,6 @@
 /** D1: what is published, decided at build time by status and the build instant `now`. */
 import { describe, expect, test } from "vitest";
 import { fileOf, type Route } from "../../src/api-paths.js";
-import { readPages } from "../../src/emit/emit-tree.js";
 import type { Block, ContentList } from "../../src/model/api.js";
 import {
   buildFixture,
@@ -14,6 +13,7 @@ import {
   writePost,
   type Fixture,
   fixturesRemovedAfterEach,
+  readPages,
 } from "../helpers/fixture.js";
 
 const { fixture, orgFixture: fixtureOf } = fixturesRemovedAfterEach();

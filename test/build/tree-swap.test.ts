@@ -7,7 +7,6 @@ import { lstat, readFile, readdir, readlink, rm, writeFile } from "node:fs/promi
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { fileOf, orgFolderOf } from "../../src/api-paths.js";
-import { readPages } from "../../src/emit/emit-tree.js";
 import type { ContentList, Organization } from "../../src/model/api.js";
 import {
   DEMO_NOW,
@@ -22,6 +21,7 @@ import {
   withDb,
   type FileIdentity,
   fixturesRemovedAfterEach,
+  readPages,
 } from "../helpers/fixture.js";
 
 const { fixture } = fixturesRemovedAfterEach();

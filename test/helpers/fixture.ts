@@ -16,7 +16,7 @@ import { build, type BuildOptions } from "../../src/build.js";
 import { seedDemo } from "../../src/db/demo-seed.js";
 import { migrate } from "../../src/db/migrations.js";
 import { openDatabase, type Db } from "../../src/db/open.js";
-import { liveGeneration, treeStoreOf, type Generation } from "../../src/emit/tree-store.js";
+import { liveGeneration, pagesFileOf, treeStoreOf, type Generation } from "../../src/emit/tree-store.js";
 import type { BuildReport } from "../../src/report.js";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -429,4 +429,13 @@ export async function spawnCli(args: readonly string[], options: { env?: NodeJS.
 /** `build --db … --content … --out …` of a fixture, plus extra flags. */
 export function buildArgs(fx: Fixture, ...extra: string[]): string[] {
   return ["build", "--db", fx.db, "--content", fx.content, "--out", fx.out, ...extra];
+}
+
+/** The D8 page membership a generation holds for an organization (what the server's ?pages= reads). */
+export async function readPages(gen: Generation, orgId: string): Promise<Record<string, string[]> | null> {
+  try {
+    return JSON.parse(await readFile(pagesFileOf(gen, orgId), "utf8")) as Record<string, string[]>;
+  } catch {
+    return null;
+  }
 }

@@ -1,0 +1,202 @@
+/**
+ * What a generation was built from and holds, kept in a SQLite file in the
+ * generation's folder (beside its tree, never in it): the SHA-256 and identity
+ * of every file, each organization's page membership hash, the record of every
+ * post, and the facts the audit established per file.
+ *
+ * The next build reads it to decide what to reuse. It then copies the file into
+ * its own generation and changes only the rows that differ, so an edit writes
+ * a handful of rows instead of rewriting every record. A missing, damaged or
+ * older state file reads as empty: the build then re-renders and re-hashes,
+ * which costs time and never changes a byte of the tree.
+ */
+import Database from "better-sqlite3";
+import { copyFileSync, existsSync } from "node:fs";
+import path from "node:path";
+import type { FileFacts } from "../audit/tree-rules.js";
+import type { PostRecord } from "../model/snapshot.js";
+import type { Generation } from "./tree-store.js";
+
+/** A post's record without its body, and the key of everything its files were rendered from. */
+export type CachedPost = Omit<PostRecord, "body"> & { key: string };
+
+/** A tree file: the SHA-256 of its bytes, and the identity (inode, mtime, size) they were hashed at. */
+export type FileEntry = [sha256: string, ino: number, mtimeMs: number, size: number];
+
+/** The audit's facts of a file, valid for the bytes with that SHA-256. */
+export interface AuditedFile {
+  sha256: string;
+  facts: FileFacts;
+}
+
+export interface AuditState {
+  /** Salts the secrets' key; kept across builds so an unchanged set of secrets keeps its key. */
+  salt: string;
+  /** A salted scrypt of every stored secret: the recorded facts hold only while it is the same. */
+  secretsKey: string;
+  files: Map<string, AuditedFile>;
+}
+
+export interface BuildState {
+  files: Map<string, FileEntry>;
+  /** The hash of each organization's page membership file. */
+  pages: Map<string, string>;
+  /** Per organization, the record of every post by file. */
+  posts: Map<string, Map<string, CachedPost>>;
+  /** The audit's record, read on the first call (later calls return the same); null when there is none. */
+  audit: (() => AuditState | null) | null;
+}
+
+export const emptyState = (): BuildState => ({ files: new Map(), pages: new Map(), posts: new Map(), audit: null });
+
+/** What a build records for its generation: the audit's facts are in hand. */
+export interface NextState extends Omit<BuildState, "audit"> {
+  audit: AuditState;
+}
+
+const STATE_FILE = "state.sqlite";
+/** Bumped whenever a table or a stored JSON shape changes: an older file then reads as empty. */
+const STATE_VERSION = 1;
+
+// Records and facts are rowid tables: their rows (a kilobyte, a megabyte for a
+// long list's facts) would fill a WITHOUT ROWID table's pages a third full.
+const SCHEMA = `
+  CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE files (rel TEXT PRIMARY KEY, sha256 TEXT NOT NULL, ino INTEGER NOT NULL, mtime_ms REAL NOT NULL, size INTEGER NOT NULL) WITHOUT ROWID;
+  CREATE TABLE pages (org_id TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE posts (file TEXT NOT NULL UNIQUE, org_id TEXT NOT NULL, record TEXT NOT NULL);
+  CREATE TABLE audit (rel TEXT NOT NULL UNIQUE, sha256 TEXT NOT NULL, facts TEXT NOT NULL);
+`;
+
+export const stateFileOf = (gen: Pick<Generation, "dir">): string => path.join(gen.dir, STATE_FILE);
+
+/** The state of a generation; empty when there is none or it cannot be trusted. */
+export function readState(gen: Pick<Generation, "dir"> | null): BuildState {
+  const file = gen && stateFileOf(gen);
+  if (!file || !existsSync(file)) return emptyState();
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    const meta = new Map(db.prepare("SELECT name, value FROM meta").raw().all() as [string, string][]);
+    if (meta.get("version") !== String(STATE_VERSION)) return emptyState();
+    const state = emptyState();
+    for (const [rel, sha, ino, mtime, size] of db.prepare("SELECT * FROM files").raw().iterate() as Iterable<[string, string, number, number, number]>) {
+      state.files.set(rel, [sha, ino, mtime, size]);
+    }
+    for (const [orgId, sha] of db.prepare("SELECT * FROM pages").raw().iterate() as Iterable<[string, string]>) state.pages.set(orgId, sha);
+    for (const [file, orgId, record] of db.prepare("SELECT file, org_id, record FROM posts").raw().iterate() as Iterable<[string, string, string]>) {
+      postsOf(state, orgId).set(file, JSON.parse(record) as CachedPost);
+    }
+    const salt = meta.get("audit_salt");
+    const secretsKey = meta.get("audit_secrets_key");
+    // The facts are read only when an audit runs: a build that changes nothing never needs them.
+    if (salt !== undefined && secretsKey !== undefined) {
+      let audit: AuditState | null | undefined;
+      state.audit = () => (audit === undefined ? (audit = readAudit(file, salt, secretsKey)) : audit);
+    }
+    return state;
+  } catch {
+    return emptyState();
+  } finally {
+    db?.close();
+  }
+}
+
+function readAudit(file: string, salt: string, secretsKey: string): AuditState | null {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    const files = new Map<string, AuditedFile>();
+    for (const [rel, sha256, facts] of db.prepare("SELECT rel, sha256, facts FROM audit").raw().iterate() as Iterable<[string, string, string]>) {
+      files.set(rel, { sha256, facts: JSON.parse(facts) as FileFacts });
+    }
+    return { salt, secretsKey, files };
+  } catch {
+    return null;
+  } finally {
+    db?.close();
+  }
+}
+
+export function postsOf(state: Pick<BuildState, "posts">, orgId: string): Map<string, CachedPost> {
+  let byFile = state.posts.get(orgId);
+  if (!byFile) state.posts.set(orgId, (byFile = new Map()));
+  return byFile;
+}
+
+const sameEntry = (a: FileEntry, b: FileEntry | undefined) =>
+  b !== undefined && a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3];
+
+/** A post's record is fixed by its source file's fingerprint; its files, by the key. */
+const samePost = (a: CachedPost, b: CachedPost | undefined) =>
+  b !== undefined && a.key === b.key && a.fingerprint === b.fingerprint;
+
+/**
+ * Writes `next` as the state of generation `gen`. When `base` (the state that
+ * `previous` was read from) exists, it is copied and only the rows that differ
+ * from `previous` are written; otherwise every row is.
+ */
+export function writeState(
+  gen: Pick<Generation, "dir">,
+  next: NextState,
+  base: { gen: Pick<Generation, "dir">; state: BuildState } | null,
+): void {
+  const file = stateFileOf(gen);
+  const incremental = base !== null && base.state.files.size > 0 && copies(stateFileOf(base.gen), file);
+  const previous = incremental ? base.state : emptyState();
+  const db = new Database(file);
+  try {
+    // The file is private to this build until the swap, and a build that fails
+    // or is killed leaves its generation unused: no journal is needed.
+    db.pragma("journal_mode = OFF");
+    db.pragma("synchronous = OFF");
+    if (!incremental) db.exec(SCHEMA);
+    const put = (sql: string) => db.prepare(sql);
+    const setMeta = put("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)");
+    const putFile = put("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)");
+    const dropFile = put("DELETE FROM files WHERE rel = ?");
+    const putPages = put("INSERT OR REPLACE INTO pages VALUES (?, ?)");
+    const dropPages = put("DELETE FROM pages WHERE org_id = ?");
+    const putPost = put("INSERT OR REPLACE INTO posts VALUES (?, ?, ?)");
+    const dropPost = put("DELETE FROM posts WHERE file = ?");
+    const putAudit = put("INSERT OR REPLACE INTO audit VALUES (?, ?, ?)");
+    const dropAudit = put("DELETE FROM audit WHERE rel = ?");
+    db.transaction(() => {
+      setMeta.run("version", String(STATE_VERSION));
+      for (const [rel, entry] of next.files) if (!sameEntry(entry, previous.files.get(rel))) putFile.run(rel, ...entry);
+      for (const rel of previous.files.keys()) if (!next.files.has(rel)) dropFile.run(rel);
+      for (const [orgId, sha] of next.pages) if (previous.pages.get(orgId) !== sha) putPages.run(orgId, sha);
+      for (const orgId of previous.pages.keys()) if (!next.pages.has(orgId)) dropPages.run(orgId);
+      const before = new Map<string, CachedPost>();
+      for (const byFile of previous.posts.values()) for (const [f, post] of byFile) before.set(f, post);
+      for (const [orgId, byFile] of next.posts) {
+        for (const [f, post] of byFile) {
+          if (!samePost(post, before.get(f))) putPost.run(f, orgId, JSON.stringify(post));
+          before.delete(f);
+        }
+      }
+      for (const f of before.keys()) dropPost.run(f);
+      setMeta.run("audit_salt", next.audit.salt);
+      setMeta.run("audit_secrets_key", next.audit.secretsKey);
+      // Without a copied base there are no rows: every fact is written.
+      const was = incremental ? (previous.audit?.() ?? null) : null;
+      const known = was?.secretsKey === next.audit.secretsKey ? was.files : new Map<string, AuditedFile>();
+      for (const [rel, audited] of next.audit.files) {
+        const old = known.get(rel);
+        if (old?.sha256 !== audited.sha256 || old.facts !== audited.facts) putAudit.run(rel, audited.sha256, JSON.stringify(audited.facts));
+      }
+      for (const rel of was?.files.keys() ?? []) if (!next.audit.files.has(rel)) dropAudit.run(rel);
+    })();
+  } finally {
+    db.close();
+  }
+}
+
+function copies(from: string, to: string): boolean {
+  try {
+    copyFileSync(from, to);
+    return true;
+  } catch {
+    return false;
+  }
+}
