@@ -94,7 +94,7 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
     if (!written.same) {
       // A tree that fails the audit is never swapped in: the build fails, the previous tree stays.
       const { gen, files } = written;
-      const audited = await audit.check(gen.tree, previous.state.audit?.() ?? null, (rel) => files.get(rel)?.[0]).catch(async (error: unknown) => {
+      const audited = await audit.check(gen.tree, previous.state.audit?.() ?? null, files).catch(async (error: unknown) => {
         await discardGeneration(gen);
         throw error;
       });

@@ -10,7 +10,7 @@ import { AuditFailedError, UsageError } from "../errors.js";
 import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { expectationsOf, readAuditInputs } from "./audit-inputs.js";
 import { auditTree, inspectBytes, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
-import type { AuditState } from "../emit/build-state.js";
+import type { AuditState, FileEntry } from "../emit/build-state.js";
 import { needlesOf } from "./scan-secrets.js";
 import { routeOfFile, type RouteKind } from "../api-paths.js";
 import type { StoredSecret } from "./read-secrets.js";
@@ -75,23 +75,20 @@ export function createBuildAudit(
       byBytes.set(bytes, result);
       inspected.set(rel, result);
     },
-    /** Audits the generation's tree; `sha256Of` gives the hash of each of its files. */
-    async check(
-      tree: string,
-      previous: AuditState | null,
-      sha256Of: (rel: string) => string | undefined,
-    ): Promise<AuditState> {
+    /** Audits the generation's tree, given every file it holds and each one's SHA-256. */
+    async check(tree: string, previous: AuditState | null, files: ReadonlyMap<string, FileEntry>): Promise<AuditState> {
+      const sha256Of = (rel: string) => files.get(rel)?.[0];
       const salt = previous?.salt ?? randomBytes(16).toString("hex");
       const secretsKey = await secretsKeyOf(secrets, salt);
       const reuse = previous && previous.secretsKey === secretsKey ? previous.files : undefined;
-      const result = await auditTree(tree, expectations, secrets, { inspected, previous: reuse, sha256Of });
+      const result = await auditTree(tree, expectations, secrets, { inspected, previous: reuse, sha256Of, files: [...files.keys()] });
       if (!result.ok) throw new AuditFailedError(result.problems);
-      const files: AuditState["files"] = new Map();
+      const audited: AuditState["files"] = new Map();
       for (const facts of result.facts) {
         const sha256 = sha256Of(facts.rel);
-        if (sha256) files.set(facts.rel, { sha256, facts });
+        if (sha256) audited.set(facts.rel, { sha256, facts });
       }
-      return { salt, secretsKey, files };
+      return { salt, secretsKey, files: audited };
     },
   };
 }

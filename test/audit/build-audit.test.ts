@@ -128,7 +128,7 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
   const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now);
   const written = await writeGeneration(store, plan, { loadBody: (post) => loadBody(site.content, post), onWrite: audit.onWrite });
   const error = (await audit
-    .check(written.gen.tree, previous.state.audit?.() ?? null, (rel) => written.files.get(rel)?.[0])
+    .check(written.gen.tree, previous.state.audit?.() ?? null, written.files)
     .catch((e: unknown) => e)) as AuditFailedError;
   await discardGeneration(written.gen);
   expect(error).toBeInstanceOf(AuditFailedError);
