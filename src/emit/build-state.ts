@@ -1,21 +1,23 @@
 /**
- * What a generation was built from and holds, kept in a SQLite file in the
- * generation's folder (beside its tree, never in it): the SHA-256 and identity
- * of every file, each organization's page membership hash, the record of every
- * post, and the facts the audit established per file.
+ * What the live generation was built from and holds, in one SQLite file beside
+ * the generations (`.site.cdsnap/state.sqlite`, never in a tree): the SHA-256
+ * and identity of every file, each organization's page membership hash, the
+ * record of every post, and the facts the audit established per file, with the
+ * id of the generation they describe.
  *
- * The next build reads it to decide what to reuse. It then copies the file into
- * its own generation and changes only the rows that differ, so an edit writes
- * a handful of rows instead of rewriting every record. A missing, damaged or
- * older state file reads as empty: the build then re-renders and re-hashes,
- * which costs time and never changes a byte of the tree.
+ * A build reads it to decide what to reuse, and writes only the rows that
+ * differ, in one transaction that commits after the swap: a build that fails,
+ * or is killed before the commit, leaves the rows as they were. Rows that name
+ * another generation than the live one (killed between swap and commit), a
+ * damaged file or an older format read as empty: the build then re-renders and
+ * re-hashes, which costs time and never changes a byte of the tree.
  */
 import Database from "better-sqlite3";
-import { copyFileSync, existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
 import type { FileFacts } from "../audit/tree-rules.js";
 import type { PostRecord } from "../model/snapshot.js";
-import type { Generation } from "./tree-store.js";
+import type { Generation, TreeStore } from "./tree-store.js";
 
 /** A post's record without its body, and the key of everything its files were rendered from. */
 export type CachedPost = Omit<PostRecord, "body"> & { key: string };
@@ -38,6 +40,8 @@ export interface AuditState {
 }
 
 export interface BuildState {
+  /** The generation the rows describe; null when there are none to trust. */
+  generation: string | null;
   files: Map<string, FileEntry>;
   /** The hash of each organization's page membership file. */
   pages: Map<string, string>;
@@ -47,7 +51,7 @@ export interface BuildState {
   audit: (() => AuditState | null) | null;
 }
 
-export const emptyState = (): BuildState => ({ files: new Map(), pages: new Map(), posts: new Map(), audit: null });
+export const emptyState = (): BuildState => ({ generation: null, files: new Map(), pages: new Map(), posts: new Map(), audit: null });
 
 /** What a build records for its generation: the audit's facts are in hand. */
 export interface NextState extends Omit<BuildState, "audit"> {
@@ -56,7 +60,7 @@ export interface NextState extends Omit<BuildState, "audit"> {
 
 const STATE_FILE = "state.sqlite";
 /** Bumped whenever a table or a stored JSON shape changes: an older file then reads as empty. */
-const STATE_VERSION = 1;
+const STATE_VERSION = 2;
 
 // Records and facts are rowid tables: their rows (a kilobyte, a megabyte for a
 // long list's facts) would fill a WITHOUT ROWID table's pages a third full.
@@ -68,18 +72,19 @@ const SCHEMA = `
   CREATE TABLE audit (rel TEXT NOT NULL UNIQUE, sha256 TEXT NOT NULL, facts TEXT NOT NULL);
 `;
 
-export const stateFileOf = (gen: Pick<Generation, "dir">): string => path.join(gen.dir, STATE_FILE);
+export const stateFileOf = (store: Pick<TreeStore, "stateDir">): string => path.join(store.stateDir, STATE_FILE);
 
-/** The state of a generation; empty when there is none or it cannot be trusted. */
-export function readState(gen: Pick<Generation, "dir"> | null): BuildState {
-  const file = gen && stateFileOf(gen);
-  if (!file || !existsSync(file)) return emptyState();
+/** The state of the live generation; empty when there is none or it cannot be trusted. */
+export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generation, "id"> | null): BuildState {
+  const file = stateFileOf(store);
+  if (!live || !existsSync(file)) return emptyState();
   let db: Database.Database | undefined;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true });
     const meta = new Map(db.prepare("SELECT name, value FROM meta").raw().all() as [string, string][]);
-    if (meta.get("version") !== String(STATE_VERSION)) return emptyState();
+    if (meta.get("version") !== String(STATE_VERSION) || meta.get("generation") !== live.id) return emptyState();
     const state = emptyState();
+    state.generation = live.id;
     for (const [rel, sha, ino, mtime, size] of db.prepare("SELECT * FROM files").raw().iterate() as Iterable<[string, string, number, number, number]>) {
       state.files.set(rel, [sha, ino, mtime, size]);
     }
@@ -132,71 +137,94 @@ const samePost = (a: CachedPost, b: CachedPost | undefined) =>
   b !== undefined && a.key === b.key && a.fingerprint === b.fingerprint;
 
 /**
- * Writes `next` as the state of generation `gen`. When `base` (the state that
- * `previous` was read from) exists, it is copied and only the rows that differ
- * from `previous` are written; otherwise every row is.
+ * Records `next` as the state of generation `genId`: only the rows that differ
+ * from `previous` (what readState returned) are written; when `previous` is not
+ * what the file holds, a new file gets every row. The transaction stays open while `publish`
+ * runs (the swap) and commits only once it succeeds.
  */
-export function writeState(
-  gen: Pick<Generation, "dir">,
+export async function writeState(
+  store: Pick<TreeStore, "stateDir">,
+  genId: string,
   next: NextState,
-  base: { gen: Pick<Generation, "dir">; state: BuildState } | null,
-): void {
-  const file = stateFileOf(gen);
-  const incremental = base !== null && base.state.files.size > 0 && copies(stateFileOf(base.gen), file);
-  const previous = incremental ? base.state : emptyState();
+  previous: BuildState,
+  publish: () => Promise<void>,
+): Promise<void> {
+  const file = stateFileOf(store);
+  // Rows that are not the live generation's (or a damaged file) are of no use: start a new file.
+  if (previous.generation === null || !rowsAre(file, previous.generation)) {
+    for (const suffix of ["", "-journal"]) rmSync(`${file}${suffix}`, { force: true });
+    previous = emptyState();
+  }
   const db = new Database(file);
   try {
-    // The file is private to this build until the swap, and a build that fails
-    // or is killed leaves its generation unused: no journal is needed.
-    db.pragma("journal_mode = OFF");
-    db.pragma("synchronous = OFF");
-    if (!incremental) db.exec(SCHEMA);
-    const put = (sql: string) => db.prepare(sql);
-    const setMeta = put("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)");
-    const putFile = put("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)");
-    const dropFile = put("DELETE FROM files WHERE rel = ?");
-    const putPages = put("INSERT OR REPLACE INTO pages VALUES (?, ?)");
-    const dropPages = put("DELETE FROM pages WHERE org_id = ?");
-    const putPost = put("INSERT OR REPLACE INTO posts VALUES (?, ?, ?)");
-    const dropPost = put("DELETE FROM posts WHERE file = ?");
-    const putAudit = put("INSERT OR REPLACE INTO audit VALUES (?, ?, ?)");
-    const dropAudit = put("DELETE FROM audit WHERE rel = ?");
-    db.transaction(() => {
-      setMeta.run("version", String(STATE_VERSION));
-      for (const [rel, entry] of next.files) if (!sameEntry(entry, previous.files.get(rel))) putFile.run(rel, ...entry);
-      for (const rel of previous.files.keys()) if (!next.files.has(rel)) dropFile.run(rel);
-      for (const [orgId, sha] of next.pages) if (previous.pages.get(orgId) !== sha) putPages.run(orgId, sha);
-      for (const orgId of previous.pages.keys()) if (!next.pages.has(orgId)) dropPages.run(orgId);
-      const before = new Map<string, CachedPost>();
-      for (const byFile of previous.posts.values()) for (const [f, post] of byFile) before.set(f, post);
-      for (const [orgId, byFile] of next.posts) {
-        for (const [f, post] of byFile) {
-          if (!samePost(post, before.get(f))) putPost.run(f, orgId, JSON.stringify(post));
-          before.delete(f);
-        }
-      }
-      for (const f of before.keys()) dropPost.run(f);
-      setMeta.run("audit_salt", next.audit.salt);
-      setMeta.run("audit_secrets_key", next.audit.secretsKey);
-      // Without a copied base there are no rows: every fact is written.
-      const was = incremental ? (previous.audit?.() ?? null) : null;
-      const known = was?.secretsKey === next.audit.secretsKey ? was.files : new Map<string, AuditedFile>();
-      for (const [rel, audited] of next.audit.files) {
-        const old = known.get(rel);
-        if (old?.sha256 !== audited.sha256 || old.facts !== audited.facts) putAudit.run(rel, audited.sha256, JSON.stringify(audited.facts));
-      }
-      for (const rel of was?.files.keys() ?? []) if (!next.audit.files.has(rel)) dropAudit.run(rel);
-    })();
+    // A rollback journal, synced: reading the file (read-only, as every build
+    // does first) then creates nothing beside it, and a power cut cannot leave
+    // it damaged. A commit lost leaves rows naming the generation before: read
+    // as empty, never as wrong.
+    db.pragma("journal_mode = DELETE");
+    db.pragma("synchronous = FULL");
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      if (previous.generation === null) db.exec(SCHEMA);
+      writeRows(db, genId, next, previous);
+      await publish();
+      db.exec("COMMIT");
+    } catch (error) {
+      if (db.inTransaction) db.exec("ROLLBACK");
+      throw error;
+    }
   } finally {
     db.close();
   }
 }
 
-function copies(from: string, to: string): boolean {
+function rowsAre(file: string, generation: string): boolean {
+  let db: Database.Database | undefined;
   try {
-    copyFileSync(from, to);
-    return true;
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    const meta = new Map(db.prepare("SELECT name, value FROM meta").raw().all() as [string, string][]);
+    return meta.get("generation") === generation && meta.get("version") === String(STATE_VERSION);
   } catch {
     return false;
+  } finally {
+    db?.close();
   }
+}
+
+function writeRows(db: Database.Database, genId: string, next: NextState, previous: BuildState): void {
+  const put = (sql: string) => db.prepare(sql);
+  const setMeta = put("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)");
+  const putFile = put("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)");
+  const dropFile = put("DELETE FROM files WHERE rel = ?");
+  const putPages = put("INSERT OR REPLACE INTO pages VALUES (?, ?)");
+  const dropPages = put("DELETE FROM pages WHERE org_id = ?");
+  const putPost = put("INSERT OR REPLACE INTO posts VALUES (?, ?, ?)");
+  const dropPost = put("DELETE FROM posts WHERE file = ?");
+  const putAudit = put("INSERT OR REPLACE INTO audit VALUES (?, ?, ?)");
+  const dropAudit = put("DELETE FROM audit WHERE rel = ?");
+  setMeta.run("version", String(STATE_VERSION));
+  setMeta.run("generation", genId);
+  for (const [rel, entry] of next.files) if (!sameEntry(entry, previous.files.get(rel))) putFile.run(rel, ...entry);
+  for (const rel of previous.files.keys()) if (!next.files.has(rel)) dropFile.run(rel);
+  for (const [orgId, sha] of next.pages) if (previous.pages.get(orgId) !== sha) putPages.run(orgId, sha);
+  for (const orgId of previous.pages.keys()) if (!next.pages.has(orgId)) dropPages.run(orgId);
+  const before = new Map<string, CachedPost>();
+  for (const byFile of previous.posts.values()) for (const [f, post] of byFile) before.set(f, post);
+  for (const [orgId, byFile] of next.posts) {
+    for (const [f, post] of byFile) {
+      if (!samePost(post, before.get(f))) putPost.run(f, orgId, JSON.stringify(post));
+      before.delete(f);
+    }
+  }
+  for (const f of before.keys()) dropPost.run(f);
+  setMeta.run("audit_salt", next.audit.salt);
+  setMeta.run("audit_secrets_key", next.audit.secretsKey);
+  const was = previous.audit?.() ?? null;
+  if (was === null) db.exec("DELETE FROM audit");
+  const known = was?.secretsKey === next.audit.secretsKey ? was.files : new Map<string, AuditedFile>();
+  for (const [rel, audited] of next.audit.files) {
+    const old = known.get(rel);
+    if (old?.sha256 !== audited.sha256 || old.facts !== audited.facts) putAudit.run(rel, audited.sha256, JSON.stringify(audited.facts));
+  }
+  for (const rel of was?.files.keys() ?? []) if (!next.audit.files.has(rel)) dropAudit.run(rel);
 }

@@ -22,7 +22,7 @@ export interface PreviousBuild {
 
 export async function readPreviousBuild(store: TreeStore): Promise<PreviousBuild> {
   const live = await liveGeneration(store);
-  return { live, state: readState(live) };
+  return { live, state: readState(store, live) };
 }
 
 /** The records the live generation was built from, by file, for readPosts to reuse. */

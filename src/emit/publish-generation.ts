@@ -1,7 +1,7 @@
 /**
- * Makes a written and audited generation the live one: records its state for
- * the next build, swaps `--out` to it in one rename, and removes generations
- * older than the one it replaced.
+ * Makes a written and audited generation the live one: swaps `--out` to it in
+ * one rename inside the transaction that records its state for the next build,
+ * and removes generations older than the one it replaced.
  */
 import type { PostRecord } from "../model/snapshot.js";
 import { emptyState, postsOf, writeState, type AuditState, type NextState } from "./build-state.js";
@@ -44,8 +44,7 @@ export async function publishGeneration(
 ): Promise<void> {
   const { live, state } = plan.previous;
   try {
-    writeState(written.gen, nextState(plan, written, records, audit), live && { gen: live, state });
-    await swapTo(store, written.gen);
+    await writeState(store, written.gen.id, nextState(plan, written, records, audit), state, () => swapTo(store, written.gen));
   } catch (error) {
     await discardGeneration(written.gen);
     throw error;

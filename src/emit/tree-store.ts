@@ -6,7 +6,7 @@
  *     site -> .site.cdsnap/gens/000007/tree
  *     .site.cdsnap/gens/000007/tree/api/organizations/…   the files a CDN serves
  *     .site.cdsnap/gens/000007/pages/<orgId>.json         D8 membership, never served
- *     .site.cdsnap/gens/000007/state.sqlite               what it was built from: hashes, post records, audit facts; never served
+ *     .site.cdsnap/state.sqlite                           what the live one was built from (build-state.ts)
  *     .site.cdsnap/lock                                   one build at a time
  *
  * A build writes the next generation beside the live one and replaces the link

@@ -3,7 +3,7 @@
  * state folder, beside and inside the live generation, and behind symbolic
  * links planted inside the tree (a file link and folder links). Generated
  * request targets built from traversal pieces, encodings, dotfiles and the
- * names of the database and the manifest never bring back a byte that is not
+ * names of the database and the build state never bring back a byte that is not
  * the one API file the path names. Malformed `x-api-key` headers get 401 (or
  * the parser's 400/431), never a 5xx.
  */
@@ -150,8 +150,8 @@ const SEGMENTS = [
   "%00", "%2500", "..%00", "%c0%ae%c0%ae", "%e0%80%ae%e0%80%ae", "..;", "....//", "..%2f..%2f..", "%2e%2e%2f%2e%2e%2f", "",
   "api", "organizations", "demo", "DEMO", "Demo", "d%65mo", "harbor", "evilorg", "blocks", "by-slug", "contents", "organization", "ORGANIZATION",
   "categories", "references", "blk-hero", "blk-evil", "home-hero", "post-0001", "post-evil", "post-link", "canary.json", "canary", ".env",
-  ".env.json", ".htaccess", ".git", "config", "db.sqlite", "db.sqlite-wal", "db.sqlite-shm", ".site.cdsnap", "gens", "000001", "tree", "manifest.json",
-  "manifest", "pages", "demo.json", "lock", "organization.json", "blocks.json", "outside", "%6f%72%67anization", "%EF%BD%84%EF%BD%85%EF%BD%8D%EF%BD%8F",
+  ".env.json", ".htaccess", ".git", "config", "db.sqlite", "db.sqlite-wal", "db.sqlite-shm", ".site.cdsnap", "gens", "000001", "tree", "state.sqlite",
+  "state", "pages", "demo.json", "lock", "organization.json", "blocks.json", "outside", "%6f%72%67anization", "%EF%BD%84%EF%BD%85%EF%BD%8D%EF%BD%8F",
   "de%CC%81mo", "d%C3%A9mo", "caf%C3%A9", "%E2%80%AEomed", "a".repeat(129), "b".repeat(4_000), "x%20y", "%0d%0aSet-Cookie:%20x=1",
 ];
 const PREFIXES = ["/", "/api/organizations/demo/", "/api/organizations/demo/contents/", "/api/organizations/demo/blocks/by-slug/", "//", "/./", "/api/organizations/"];
