@@ -138,9 +138,9 @@ const samePost = (a: CachedPost, b: CachedPost | undefined) =>
 
 /**
  * Records `next` as the state of generation `genId`: only the rows that differ
- * from `previous` (what readState returned) are written; when `previous` is not
- * what the file holds, a new file gets every row. The transaction stays open while `publish`
- * runs (the swap) and commits only once it succeeds.
+ * from `previous` (what readState returned) are written; when it is empty, a
+ * new file gets every row. The transaction stays open while `publish` runs
+ * (the swap) and commits only once it succeeds.
  */
 export async function writeState(
   store: Pick<TreeStore, "stateDir">,
@@ -150,11 +150,9 @@ export async function writeState(
   publish: () => Promise<void>,
 ): Promise<void> {
   const file = stateFileOf(store);
-  // Rows that are not the live generation's (or a damaged file) are of no use: start a new file.
-  if (previous.generation === null || !rowsAre(file, previous.generation)) {
-    for (const suffix of ["", "-journal"]) rmSync(`${file}${suffix}`, { force: true });
-    previous = emptyState();
-  }
+  // readState found no rows of the live generation (none, stale, damaged, older format): start a new file.
+  // Under the build lock nothing else writes the file between that read and this write.
+  if (previous.generation === null) for (const suffix of ["", "-journal"]) rmSync(`${file}${suffix}`, { force: true });
   const db = new Database(file);
   try {
     // A rollback journal, synced: reading the file (read-only, as every build
@@ -175,19 +173,6 @@ export async function writeState(
     }
   } finally {
     db.close();
-  }
-}
-
-function rowsAre(file: string, generation: string): boolean {
-  let db: Database.Database | undefined;
-  try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
-    const meta = new Map(db.prepare("SELECT name, value FROM meta").raw().all() as [string, string][]);
-    return meta.get("generation") === generation && meta.get("version") === String(STATE_VERSION);
-  } catch {
-    return false;
-  } finally {
-    db?.close();
   }
 }
 
