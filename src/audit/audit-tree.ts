@@ -15,19 +15,13 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { z } from "zod";
-import { routeOfFile, type Route, type RouteKind } from "../api-paths.js";
+import { routeOfFile, type Route } from "../api-paths.js";
 import { FILE_CONCURRENCY, mapLimit } from "../concurrency.js";
 import { sha256 } from "../emit/file-bytes.js";
 import type { Problem } from "../errors.js";
-import {
-  blockListSchema,
-  blockSchema,
-  categoryListSchema,
-  contentDetailSchema,
-  contentListSchema,
-  organizationSchema,
-  referenceListSchema,
-} from "../model/api.js";
+import type { blockSchema, categoryListSchema, contentDetailSchema, organizationSchema } from "../model/api.js";
+import { SHAPES } from "../model/shapes.js";
+import { ROUTES } from "../route-table.js";
 import { canonicalJson, compareCodeUnits } from "../render/canonical-json.js";
 import { listTree } from "../emit/list-tree.js";
 import { summaryOf } from "../render/contents.js";
@@ -47,19 +41,8 @@ export interface AuditResult {
   postSourcesChecked: boolean;
 }
 
-type FileKind = Exclude<RouteKind, "businessDescription" | "businessOffers">;
-
-const SHAPES: Record<FileKind, { schema: z.ZodType; name: string }> = {
-  blocks: { schema: blockListSchema, name: "block list" },
-  block: { schema: blockSchema, name: "block" },
-  blockBySlug: { schema: blockSchema, name: "block" },
-  organization: { schema: organizationSchema, name: "organization" },
-  contents: { schema: contentListSchema, name: "contents list" },
-  content: { schema: contentDetailSchema, name: "content detail" },
-  contentBySlug: { schema: contentDetailSchema, name: "content detail" },
-  references: { schema: referenceListSchema, name: "references" },
-  categories: { schema: categoryListSchema, name: "category list" },
-};
+/** "ContentDetail" → "content detail", for messages. */
+const nounOf = (shape: string) => shape.replace(/(?<=[a-z])(?=[A-Z])/g, " ").toLowerCase();
 
 const MAX_ISSUES_PER_FILE = 5;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -68,15 +51,14 @@ const hashOf = (json: unknown) => sha256(canonicalJson(json));
 /** What one file says, once it has passed the per-file checks; the cross-file rules use it. */
 function factsOf(rel: string, route: Route, json: unknown): FileFacts {
   const facts: FileFacts = { rel, route, hash: hashOf(json) };
-  switch (route.kind) {
-    case "block":
-    case "blockBySlug": {
+  // By the shape the route table gives the file: the same shape says the same things on every path.
+  switch (ROUTES[route.kind].shape) {
+    case "Block": {
       const b = json as z.infer<typeof blockSchema>;
       facts.item = { id: b.id, slug: b.slug, hash: facts.hash, listHash: facts.hash };
       break;
     }
-    case "content":
-    case "contentBySlug": {
+    case "ContentDetail": {
       const d = json as z.infer<typeof contentDetailSchema>;
       facts.item = {
         id: d.id,
@@ -87,18 +69,18 @@ function factsOf(rel: string, route: Route, json: unknown): FileFacts {
       };
       break;
     }
-    case "blocks":
-    case "contents":
+    case "BlockList":
+    case "ContentList":
       facts.items = (json as { items: { id: string; slug: string }[] }).items.map((item) => ({
         id: item.id,
         slug: item.slug,
         hash: hashOf(item),
       }));
       break;
-    case "categories":
+    case "CategoryList":
       facts.ids = (json as z.infer<typeof categoryListSchema>).items.map((c) => c.id);
       break;
-    case "organization":
+    case "Organization":
       facts.ids = [(json as z.infer<typeof organizationSchema>).id];
       break;
     default:
@@ -163,14 +145,14 @@ export function inspectBytes(
     const why = error instanceof SyntaxError ? `is not valid JSON (${error.message})` : "is not valid UTF-8 text";
     return fail(`${why}; rebuild the tree with cdsnap build`);
   }
-  const shape = SHAPES[route.kind as FileKind];
-  const parsed = shape.schema.safeParse(json);
+  const shape = ROUTES[route.kind].shape;
+  const parsed = SHAPES[shape].schema.safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues;
     const listed = issues.slice(0, MAX_ISSUES_PER_FILE).map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`);
     const more = issues.length > MAX_ISSUES_PER_FILE ? `; and ${issues.length - MAX_ISSUES_PER_FILE} more` : "";
     return fail(
-      `does not match the ${shape.name} response of the interface (${listed.join("; ")}${more}); ` +
+      `does not match the ${nounOf(shape)} response of the interface (${listed.join("; ")}${more}); ` +
         "a member the interface does not name may be a leak: find where it came from, then rebuild",
     );
   }

@@ -12,7 +12,8 @@ import { expectationsOf, readAuditInputs } from "./audit-inputs.js";
 import { auditTree, inspectBytes, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
 import type { AuditState, FileEntry } from "../emit/build-state.js";
 import { needlesOf } from "./scan-secrets.js";
-import { routeOfFile, type RouteKind } from "../api-paths.js";
+import { routeOfFile } from "../api-paths.js";
+import { ROUTES } from "../route-table.js";
 import type { StoredSecret } from "./read-secrets.js";
 
 export interface AuditOptions {
@@ -67,7 +68,7 @@ export function createBuildAudit(
       // over as the same buffer: the second path reuses the first's inspection.
       const twin = byBytes.get(bytes);
       const route = routeOfFile(rel);
-      if (twin?.facts && twin.problems.length === 0 && route && shapeOf(route.kind) === shapeOf(twin.facts.route.kind)) {
+      if (twin?.facts && twin.problems.length === 0 && route && ROUTES[route.kind].shape === ROUTES[twin.facts.route.kind].shape) {
         inspected.set(rel, { problems: [], facts: { ...twin.facts, rel, route } });
         return;
       }
@@ -92,8 +93,6 @@ export function createBuildAudit(
     },
   };
 }
-
-const shapeOf = (kind: RouteKind) => (kind === "contentBySlug" ? "content" : kind === "blockBySlug" ? "block" : kind);
 
 /**
  * Tells whether the secrets changed since the last audit without keeping

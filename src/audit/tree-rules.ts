@@ -15,6 +15,7 @@
  * path, so a file planted or deleted by hand still shows.
  */
 import { fileOf, type Route } from "../api-paths.js";
+import { ORG_FILE_KINDS, itemRoute, kindOf, type RouteKind } from "../route-table.js";
 import type { Problem } from "../errors.js";
 import type { AuditExpectations, ItemExpectation, ItemRef, OrgExpectation } from "./audit-inputs.js";
 
@@ -49,17 +50,23 @@ export interface FileFacts {
   ids?: string[];
 }
 
+/** The routes that reach one block or post, from the route table. */
 interface Kind {
   noun: "block" | "post";
-  id: "block" | "content";
-  slug: "blockBySlug" | "contentBySlug";
-  list: "blocks" | "contents";
-  references: boolean;
+  id: RouteKind;
+  slug: RouteKind;
+  list: RouteKind;
+  references: RouteKind | null;
 }
 
-const BLOCKS: Kind = { noun: "block", id: "block", slug: "blockBySlug", list: "blocks", references: false };
-const POSTS: Kind = { noun: "post", id: "content", slug: "contentBySlug", list: "contents", references: true };
-const REQUIRED = ["organization", "categories", "blocks", "contents"] as const;
+const BLOCKS: Kind = { noun: "block", id: kindOf("block", "byId"), slug: kindOf("block", "bySlug"), list: kindOf("block", "list"), references: null };
+const POSTS: Kind = {
+  noun: "post",
+  id: kindOf("post", "byId"),
+  slug: kindOf("post", "bySlug"),
+  list: kindOf("post", "list"),
+  references: kindOf("post", "references"),
+};
 const REBUILD = "rebuild the tree with cdsnap build";
 
 /** Checks every organization of the tree, and every organization expected in it. */
@@ -77,20 +84,20 @@ export function checkTree(facts: readonly FileFacts[], expectations: AuditExpect
 
 function checkOrg(orgId: string, files: readonly FileFacts[], exp: OrgExpectation | undefined): Problem[] {
   const problems: Problem[] = [];
-  const single = (kind: (typeof REQUIRED)[number]) => files.find((f) => f.route.kind === kind);
-  for (const kind of REQUIRED) {
+  const single = (kind: RouteKind) => files.find((f) => f.route.kind === kind);
+  for (const kind of ORG_FILE_KINDS) {
     if (!single(kind)) {
       problems.push({
-        where: fileOf({ kind, orgId }),
+        where: fileOf({ kind, orgId } as Route),
         message: `is missing: every organization has this file, and organization ${orgId} exists; ${REBUILD}`,
       });
     }
   }
-  const org = single("organization");
+  const org = single(kindOf("organization", "single"));
   if (org && org.ids?.[0] !== orgId) {
     problems.push({ where: org.rel, message: `holds organization "${org.ids?.[0]}", not ${orgId}; ${REBUILD}` });
   }
-  const categories = single("categories");
+  const categories = single(kindOf("category", "list"));
   if (categories && exp) {
     const listed = new Set(categories.ids ?? []);
     const known = new Set(exp.categoryIds);
@@ -128,7 +135,7 @@ function checkItems(kind: Kind, orgId: string, files: readonly FileFacts[], exp:
   const { noun } = kind;
   const idFiles = indexBy(files, kind.id, routeId);
   const slugFiles = indexBy(files, kind.slug, routeSlug);
-  const refFiles = kind.references ? indexBy(files, "references", routeId) : new Map<string, FileFacts>();
+  const refFiles = kind.references ? indexBy(files, kind.references, routeId) : new Map<string, FileFacts>();
   const list = files.find((f) => f.route.kind === kind.list);
   const listItems = list?.items ?? [];
 
@@ -192,8 +199,8 @@ function checkItems(kind: Kind, orgId: string, files: readonly FileFacts[], exp:
     : mentioned(kind, idFiles, slugFiles, list, add);
   const listIndex = new Map(listItems.map((item, i) => [item.id, i]));
   for (const r of reach) {
-    const idRel = fileOf({ kind: kind.id, orgId, id: r.id });
-    const slugRel = fileOf({ kind: kind.slug, orgId, slug: r.slug });
+    const idRel = fileOf(itemRoute(kind.id, orgId, r));
+    const slugRel = fileOf(itemRoute(kind.slug, orgId, r));
     const idFile = idFiles.get(r.id);
     const slugFile = slugFiles.get(r.slug);
     if (!idFile) add(idRel, `is missing: ${noun} "${r.id}" ${r.why}, so it must be reachable by its id; ${r.fix}`);
@@ -208,7 +215,7 @@ function checkItems(kind: Kind, orgId: string, files: readonly FileFacts[], exp:
       add(slugRel, `differs from ${idRel}: both paths must answer the same ${noun}; ${REBUILD}`);
     }
     if (kind.references) {
-      const refRel = fileOf({ kind: "references", orgId, id: r.id });
+      const refRel = fileOf(itemRoute(kind.references, orgId, r));
       const refFile = refFiles.get(r.id);
       if (!refFile) add(refRel, `is missing: ${noun} "${r.id}" ${r.why}, so its references must be reachable; ${r.fix}`);
       else if (idFile?.item && refFile.hash !== idFile.item.referencesHash) {

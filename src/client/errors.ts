@@ -4,33 +4,19 @@
  * not be reached, becomes a CdsnapApiError with a `status` and a stable `code`.
  */
 import type { ErrorBody } from "../model/api.js";
+import type { ServerErrorCode } from "../route-table.js";
 
 /** One problem of a `422 validation_failed`, e.g. `{ path: "businessOffers.0.link", message: "…" }`. */
 export type ApiErrorDetail = NonNullable<ErrorBody["error"]["details"]>[number];
 
 /**
- * The codes of decisions D5–D7, plus the two the client makes up itself:
- * `network_error` (no HTTP answer at all, status 0, or the body broke off) and
- * `bad_response` (an answer that is not the JSON the interface promises).
- * Any other string the server may add later (D13: changes are additive) is kept as is.
+ * Every code the server answers (the route table's list), plus the two the
+ * client makes up itself: `network_error` (no HTTP answer at all, status 0, or
+ * the body broke off) and `bad_response` (an answer that is not the JSON the
+ * interface promises). Any other string the server may add later (D13: changes
+ * are additive) is kept as is.
  */
-export type ApiErrorCode =
-  | "unauthorized"
-  | "forbidden"
-  | "insufficient_scope"
-  | "not_found"
-  | "method_not_allowed"
-  | "malformed_json"
-  | "unsupported_media_type"
-  | "payload_too_large"
-  | "validation_failed"
-  | "precondition_failed"
-  | "rate_limited"
-  | "request_timeout"
-  | "internal"
-  | "network_error"
-  | "bad_response"
-  | (string & {});
+export type ApiErrorCode = ServerErrorCode | "network_error" | "bad_response" | (string & {});
 
 export interface CdsnapApiErrorInit {
   status: number;

@@ -7,17 +7,22 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileOf, type Route } from "../api-paths.js";
+import { ROUTES, ROUTE_KINDS, itemRoute } from "../route-table.js";
 import { build } from "../build.js";
 import { DEMO_ORG_ID, seedDemo } from "../db/demo-seed.js";
 import { migrate } from "../db/migrations.js";
 import { openDatabase } from "../db/open.js";
-import { SHAPES, jsonSchemaOf } from "./json-schemas.js";
+import { SHAPES } from "../model/shapes.js";
+import { jsonSchemaOf } from "./json-schemas.js";
 import { openApiDocument, type DemoExamples } from "./openapi.js";
 
 export const DEMO_BUILD_INSTANT = new Date("2026-11-01T00:00:00Z");
-const EXAMPLE_BLOCK = { id: "blk-hero", slug: "home-hero" };
-const EXAMPLE_CONTENT = { id: "post-0002", slug: "sourcing-ethiopian-yirgacheffe" };
+const EXAMPLE_ITEMS = {
+  block: { id: "blk-hero", slug: "home-hero" },
+  post: { id: "post-0002", slug: "sourcing-ethiopian-yirgacheffe" },
+} as const;
 
+/** Each route's answer in a fresh build of the demo; a PATCH's is the organization's current value. */
 export async function demoExamples(contentDir: string): Promise<DemoExamples> {
   const dir = await mkdtemp(path.join(tmpdir(), "cdsnap-schemas-"));
   try {
@@ -31,21 +36,20 @@ export async function demoExamples(contentDir: string): Promise<DemoExamples> {
     }
     const out = path.join(dir, "site");
     await build({ db: dbFile, content: contentDir, out, orgs: [DEMO_ORG_ID], now: DEMO_BUILD_INSTANT });
-    const orgId = DEMO_ORG_ID;
-    const read = async (route: Route) => JSON.parse(await readFile(path.join(out, fileOf(route)), "utf8")) as unknown;
-    return {
-      blockList: await read({ kind: "blocks", orgId }),
-      block: await read({ kind: "block", orgId, id: EXAMPLE_BLOCK.id }),
-      organization: await read({ kind: "organization", orgId }),
-      contentList: await read({ kind: "contents", orgId }),
-      contentDetail: await read({ kind: "content", orgId, id: EXAMPLE_CONTENT.id }),
-      references: await read({ kind: "references", orgId, id: EXAMPLE_CONTENT.id }),
-      categories: await read({ kind: "categories", orgId }),
-      blockId: EXAMPLE_BLOCK.id,
-      blockSlug: EXAMPLE_BLOCK.slug,
-      contentId: EXAMPLE_CONTENT.id,
-      contentSlug: EXAMPLE_CONTENT.slug,
-    };
+    const read = async (route: Route) => JSON.parse(await readFile(path.join(out, fileOf(route)), "utf8")) as Record<string, unknown>;
+    const organization = await read({ kind: "organization", orgId: DEMO_ORG_ID });
+    const examples: Partial<DemoExamples> = {};
+    for (const kind of ROUTE_KINDS) {
+      const { access, entity } = ROUTES[kind];
+      if (access === "write") {
+        // A PATCH's body has one member, the organization's member the route is named after.
+        examples[kind] = { [kind]: organization[kind] };
+      } else {
+        const item = entity === "block" || entity === "post" ? EXAMPLE_ITEMS[entity] : { id: "", slug: "" };
+        examples[kind] = await read(itemRoute(kind, DEMO_ORG_ID, item));
+      }
+    }
+    return examples as DemoExamples;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -1,236 +1,358 @@
 /**
- * The OpenAPI 3.1 document of interface.md with decisions D5–D11: every path,
- * its parameters, the x-api-key scheme, every response with its status, and
- * examples taken from a build of the demo organization.
+ * The OpenAPI 3.1 document of the API, derived from the route table: every
+ * path and its parameters with their patterns, every operation with every
+ * status it can answer (the D6 body on each error, no body on HEAD), the
+ * request bodies as the write proxy checks them, and examples taken from a
+ * build of the demo organization.
  */
-import { httpError } from "../server/http-errors.js";
-import { CACHE_CONTROL } from "../server/static-route.js";
-import { ALLOWED_HEADERS, ALLOWED_METHODS } from "../server/cors.js";
+import { httpError } from "../api-errors.js";
+import { ALLOWED_HEADERS, ALLOWED_METHODS, CACHE_CONTROL, EXPOSED_HEADERS, NO_STORE, VARY } from "../api-http.js";
 import type { CdsnapError } from "../errors.js";
+import {
+  ERROR_STATUS,
+  OPERATIONS,
+  PARAMS,
+  ROUTES,
+  ROUTE_KINDS,
+  methodsOf,
+  type Method,
+  type ParamName,
+  type RouteKind,
+  type ServerErrorCode,
+} from "../route-table.js";
 import { componentSchemas } from "./json-schemas.js";
+import { ERROR_DOCS, PARAM_DOCS, QUERY_DOCS, ROUTE_DOCS } from "./route-docs.js";
 
-export interface DemoExamples {
-  blockList: unknown;
-  block: unknown;
-  organization: unknown;
-  contentList: unknown;
-  contentDetail: unknown;
-  references: unknown;
-  categories: unknown;
-  blockId: string;
-  blockSlug: string;
-  contentId: string;
-  contentSlug: string;
+/** The demo's answer for each route: a file of the built tree, or for a PATCH the body (which it answers back). */
+export type DemoExamples = Record<RouteKind, unknown>;
+
+type Json = Record<string, unknown>;
+
+const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const pascal = (s: string) => s.replace(/(?:^|_)([a-z])/g, (_, c: string) => c.toUpperCase());
+/** A name for a set of codes: `ForbiddenOrInsufficientScope`. */
+const listName = (codes: readonly ServerErrorCode[]) => codes.map(pascal).join("Or");
+const kindName = (kind: RouteKind) => kind[0]!.toUpperCase() + kind.slice(1);
+
+/** One example error per code, built as the server builds it. */
+const EXAMPLE_ERRORS: Record<ServerErrorCode, CdsnapError> = {
+  bad_request: httpError.badRequest(),
+  malformed_json: httpError.malformedJson("Unexpected token '}', \"{\"a\":}\" is not valid JSON"),
+  request_aborted: httpError.requestAborted(),
+  unauthorized: httpError.unauthorized(),
+  forbidden: httpError.forbidden(),
+  insufficient_scope: httpError.insufficientScope(),
+  not_found: httpError.notFound(),
+  method_not_allowed: httpError.methodNotAllowed("GET, HEAD, OPTIONS"),
+  request_timeout: httpError.requestTimeout(),
+  precondition_failed: httpError.preconditionFailed(),
+  payload_too_large: httpError.payloadTooLarge(65536),
+  unsupported_media_type: httpError.unsupportedMediaType(),
+  expectation_failed: httpError.expectationFailed(),
+  validation_failed: httpError.validationFailed([
+    { path: "businessOffers.0.link", message: "must be an absolute http: or https: URL without credentials" },
+  ]),
+  rate_limited: httpError.rateLimited(12),
+  headers_too_large: httpError.headersTooLarge(),
+  internal: httpError.internal(),
+};
+
+// Answers the HTTP parser itself refuses are written before any route is known: no CORS, no Vary.
+const BEFORE_ROUTING: ReadonlySet<ServerErrorCode> = new Set(["bad_request", "request_timeout", "headers_too_large"]);
+
+const header = (description: string, schema: Json, required = false) => ({ description, required, schema });
+
+const HEADERS = {
+  vary: header(`Always \`${VARY}\`: answers differ by key and by origin (D10, D11).`, { const: VARY }, true),
+  allowOrigin: header("`*`, or the request's `Origin` when the organization lists it; absent for an origin it does not list (D11).", {
+    type: "string",
+  }),
+  exposeHeaders: header("The headers a browser script may read; sent with `Access-Control-Allow-Origin`.", { const: EXPOSED_HEADERS }),
+  etag: header("Strong ETag: the SHA-256 of the body, in hex (D10).", { type: "string", pattern: '^"[0-9a-f]{64}"$' }, true),
+  cacheControl: header(`\`${CACHE_CONTROL}\` (D10).`, { const: CACHE_CONTROL }, true),
+  cacheTag: header(
+    "The entities the answer shows (`org:…`, `block:…`, `content:…`, `category:…`, or the collection): a CDN purges by them.",
+    { type: "string", pattern: "^org:[^,]+(?:,[^,]+)*$" },
+    true,
+  ),
+  lastModified: header("When the file was written.", { type: "string" }, true),
+  acceptRanges: header("`none`: the answer is always the whole document.", { const: "none" }, true),
+  noStore: header(`\`${NO_STORE}\`: nothing of this answer is cached.`, { const: NO_STORE }, true),
+  retryAfter: header("Seconds to wait before retrying.", { type: "integer", minimum: 1 }, true),
+};
+
+const CORS = { "Access-Control-Allow-Origin": HEADERS.allowOrigin, "Access-Control-Expose-Headers": HEADERS.exposeHeaders };
+
+function fileHeaders(full: boolean): Json {
+  return {
+    ETag: HEADERS.etag,
+    "Cache-Control": HEADERS.cacheControl,
+    "Cache-Tag": HEADERS.cacheTag,
+    Vary: HEADERS.vary,
+    ...(full ? { "Last-Modified": HEADERS.lastModified, "Accept-Ranges": HEADERS.acceptRanges } : {}),
+    ...CORS,
+  };
 }
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 function errorExample(error: CdsnapError) {
-  return {
-    value: {
-      error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
-    },
-  };
+  const { code, message, details } = error;
+  return { value: { error: { code, message, ...(details ? { details } : {}) } } };
 }
 
-function errorResponse(description: string, error: CdsnapError, headers?: Record<string, unknown>) {
-  return {
-    description,
-    ...(headers ? { headers } : {}),
-    content: { "application/json": { schema: ref("Error"), examples: { [error.code]: errorExample(error) } } },
-  };
-}
-
-const commonHeaders = {
-  Vary: { description: "Always `x-api-key, Origin` (D10).", schema: { type: "string" } },
-  "Access-Control-Allow-Origin": {
-    description: "`*`, or the request's Origin when the organization restricts origins (D11).",
-    schema: { type: "string" },
-  },
-};
-const cacheHeaders = {
-  ...commonHeaders,
-  ETag: { description: "Strong ETag: the SHA-256 of the body (D10).", schema: { type: "string" } },
-  "Cache-Control": { description: `\`${CACHE_CONTROL}\``, schema: { type: "string" } },
-};
-
-function components() {
-  return {
-    securitySchemes: {
-      apiKey: {
-        type: "apiKey",
-        in: "header",
-        name: "x-api-key",
-        description: "A key of the organization in the path. `read` keys can GET; `read write` keys can also PATCH (D5).",
-      },
-    },
-    parameters: {
-      orgId: { name: "orgId", in: "path", required: true, description: "Organization id.", schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$" } },
-      blockId: { name: "blockId", in: "path", required: true, description: "Block id.", schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$" } },
-      contentId: { name: "contentId", in: "path", required: true, description: "Content id.", schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$" } },
-      slug: { name: "slug", in: "path", required: true, description: "Slug.", schema: { type: "string", pattern: "^[a-z0-9]+(?:-[a-z0-9]+)*$", maxLength: 200 } },
-      ifNoneMatch: { name: "If-None-Match", in: "header", required: false, description: "An ETag from an earlier answer; 304 when unchanged.", schema: { type: "string" } },
-      ifMatch: { name: "If-Match", in: "header", required: false, description: "The organization's current ETag; 412 when it changed since.", schema: { type: "string" } },
-    },
-    responses: {
-      NotModified: { description: "Unchanged since the ETag in If-None-Match (D10).", headers: cacheHeaders },
-      Unauthorized: errorResponse("Missing, unknown or revoked API key (D5).", httpError.unauthorized()),
-      Forbidden: {
-        description: "The key belongs to another organization (the same whether or not the path's organization exists), or a read-only key on a PATCH (D5).",
-        content: {
-          "application/json": {
-            schema: ref("Error"),
-            examples: {
-              forbidden: errorExample(httpError.forbidden()),
-              insufficient_scope: errorExample(httpError.insufficientScope()),
-            },
-          },
-        },
-      },
-      NotFound: errorResponse("Unknown or unpublished item, or a path outside the interface (D6).", httpError.notFound()),
-      MethodNotAllowed: errorResponse("The path does not answer this method; `Allow` lists those it does (D6).", httpError.methodNotAllowed("GET, HEAD, OPTIONS"), {
-        Allow: { description: "The methods this path answers.", schema: { type: "string" } },
-      }),
-      MalformedJson: errorResponse("The body is not JSON (D6).", httpError.malformedJson("Unexpected token")),
-      PayloadTooLarge: errorResponse("The body is over 64 KiB (D6).", httpError.payloadTooLarge(65536)),
-      UnsupportedMediaType: errorResponse("The body is not application/json (D6).", httpError.unsupportedMediaType()),
-      ValidationFailed: errorResponse(
-        "The JSON breaks the rules of D7; `details` names each problem.",
-        httpError.validationFailed([{ path: "businessOffers.0.link", message: "must be an absolute http: or https: URL without credentials" }]),
-      ),
-      PreconditionFailed: errorResponse("If-Match named an ETag that is no longer current.", httpError.preconditionFailed()),
-      RateLimited: errorResponse(
-        "More PATCH requests than this key's write rate (default 60 a minute, D6), or more requests without a valid key from this client address than the server allows (default 30 a minute).",
-        httpError.rateLimited(12),
-        { "Retry-After": { description: "Seconds to wait.", schema: { type: "integer" } } },
-      ),
-      Internal: errorResponse("An unexpected failure; never carries a stack trace.", httpError.internal()),
-    },
-    schemas: componentSchemas(),
-  };
-}
-
-const errorRefs = (...names: string[]) =>
-  Object.fromEntries(
-    names.map((n) => {
-      const status = {
-        NotModified: "304",
-        MalformedJson: "400",
-        Unauthorized: "401",
-        Forbidden: "403",
-        NotFound: "404",
-        MethodNotAllowed: "405",
-        PreconditionFailed: "412",
-        PayloadTooLarge: "413",
-        UnsupportedMediaType: "415",
-        ValidationFailed: "422",
-        RateLimited: "429",
-        Internal: "500",
-      }[n]!;
-      return [status, { $ref: `#/components/responses/${n}` }];
-    }),
+/**
+ * The answer of one status of an operation: the codes it can carry, each
+ * described and shown, and the D6 body narrowed to those codes. An answer to
+ * HEAD has the same status and headers and no body.
+ */
+function errorResponse(codes: readonly ServerErrorCode[], head: boolean, notFound?: string): Json {
+  const lines = codes.map((code) =>
+    code === "not_found"
+      ? `\`not_found\`: ${notFound ?? "nothing is published at this path"}, or a path parameter breaks its pattern.`
+      : ERROR_DOCS[code],
   );
-
-function readOperation(id: string, summary: string, schema: string, example: unknown, extra: { parameters?: unknown[]; notFound?: boolean } = {}) {
-  const ok = {
-    description: summary,
-    headers: cacheHeaders,
-    content: { "application/json": { schema: ref(schema), examples: { demo: { value: example } } } },
+  const headers: Json = { "Cache-Control": HEADERS.noStore };
+  if (!codes.some((c) => BEFORE_ROUTING.has(c))) Object.assign(headers, { Vary: HEADERS.vary, ...CORS });
+  if (codes.includes("rate_limited")) headers["Retry-After"] = HEADERS.retryAfter;
+  const response: Json = { description: lines.join("\n\n"), headers };
+  if (head) return response;
+  response.content = {
+    "application/json": {
+      schema: schemaRef(`Error${listName(codes)}`),
+      examples: Object.fromEntries(codes.map((code) => [code, errorExample(EXAMPLE_ERRORS[code])])),
+    },
   };
-  const errors = errorRefs(
-    "NotModified",
-    "Unauthorized",
-    "Forbidden",
-    ...(extra.notFound ? ["NotFound"] : []),
-    "MethodNotAllowed",
-    "RateLimited",
-    "Internal",
-  );
-  const parameters = [{ $ref: "#/components/parameters/ifNoneMatch" }, ...(extra.parameters ?? [])];
+  return response;
+}
+
+/** The 405 of a path, with its `Allow`. The key check comes first, so a request without a valid key gets 401 instead. */
+function methodNotAllowed(allow: string, base: ErrorSchema): Json {
+  const response = errorResponse(["method_not_allowed"], false);
+  // Inline: a linter does not count a reference from an extension as a use.
+  (response.content as Record<string, Json>)["application/json"]!.schema = narrowedError(base, ["method_not_allowed"]);
+  (response.headers as Json).Allow = header("The methods this path answers.", { const: allow }, true);
+  return response;
+}
+
+/** The codes of an operation grouped by status, in status order, each group sorted. */
+function byStatus(codes: readonly ServerErrorCode[]): [number, ServerErrorCode[]][] {
+  const groups = new Map<number, ServerErrorCode[]>();
+  for (const code of codes) groups.set(ERROR_STATUS[code], [...(groups.get(ERROR_STATUS[code]) ?? []), code]);
+  return [...groups].sort((a, b) => a[0] - b[0]).map(([status, set]) => [status, set.sort()]);
+}
+
+/** The error answers of an operation, one per status, shared through components where routes agree. */
+function errorResponses(kind: RouteKind, method: Method, shared: Map<string, Json>): Json {
+  const codes = (OPERATIONS[ROUTES[kind].access] as Record<string, readonly ServerErrorCode[]>)[method]!;
+  const head = method === "HEAD";
+  const out: Json = {};
+  for (const [status, list] of byStatus(codes)) {
+    if (list.includes("not_found")) {
+      out[status] = errorResponse(list, head, ROUTE_DOCS[kind].notFound);
+      continue;
+    }
+    const name = listName(list) + (head ? "Head" : "");
+    if (!shared.has(name)) shared.set(name, errorResponse(list, head));
+    out[status] = { $ref: `#/components/responses/${name}` };
+  }
+  return out;
+}
+
+function readOperations(kind: RouteKind, example: unknown, shared: Map<string, Json>): Json {
+  const docs = ROUTE_DOCS[kind];
+  const route = ROUTES[kind];
+  const parameters: unknown[] = [{ $ref: "#/components/parameters/ifNoneMatch" }];
+  if ("query" in route) for (const name of route.query) parameters.push({ $ref: `#/components/parameters/${name}` });
+  const notModified = {
+    description: "Unchanged since an ETag in `If-None-Match` (D10); no body.",
+    headers: fileHeaders(false),
+  };
   return {
-    get: { operationId: `get${id}`, summary, tags: [tagOf(id)], parameters, responses: { "200": ok, ...errors } },
-    head: {
-      operationId: `head${id}`,
-      summary: `${summary} (headers only, D10)`,
-      tags: [tagOf(id)],
+    get: {
+      operationId: `get${kindName(kind)}`,
+      summary: docs.summary,
+      description: docs.description,
+      tags: [docs.tag],
       parameters,
-      responses: { "200": { description: "As GET, without a body.", headers: cacheHeaders }, ...errors },
-    },
-    options: preflight(id, "GET, HEAD, OPTIONS"),
-  };
-}
-
-function tagOf(id: string): string {
-  if (id.startsWith("Block")) return "Blocks";
-  if (id.startsWith("Content") || id === "References") return "Contents";
-  if (id === "Categories") return "Categories";
-  return "Organization";
-}
-
-function preflight(id: string, allow: string) {
-  return {
-    operationId: `preflight${id}`,
-    summary: "CORS preflight (D11); needs no key",
-    tags: [tagOf(id)],
-    security: [],
-    responses: {
-      "204": {
-        description: `Allowed: methods \`${ALLOWED_METHODS}\`, headers \`${ALLOWED_HEADERS}\`; no CORS headers for an origin the organization does not allow.`,
-        headers: {
-          Allow: { description: `\`${allow}\``, schema: { type: "string" } },
-          "Access-Control-Allow-Methods": { schema: { type: "string" } },
-          "Access-Control-Allow-Headers": { schema: { type: "string" } },
-          ...commonHeaders,
-        },
-      },
-      ...errorRefs("NotFound"),
-    },
-  };
-}
-
-function writeOperation(id: string, summary: string, body: string, response: string, example: unknown, responseExample: unknown) {
-  return {
-    patch: {
-      operationId: `update${id}`,
-      summary,
-      tags: ["Organization"],
-      parameters: [{ $ref: "#/components/parameters/ifMatch" }],
-      requestBody: { required: true, content: { "application/json": { schema: ref(body), examples: { demo: { value: example } } } } },
       responses: {
         "200": {
-          description: "The stored value (trimmed as D7 says).",
-          headers: { ...commonHeaders, ETag: { description: "The organization's new ETag.", schema: { type: "string" } } },
-          content: { "application/json": { schema: ref(response), examples: { demo: { value: responseExample } } } },
+          description: docs.summary,
+          headers: fileHeaders(true),
+          content: { "application/json": { schema: schemaRef(route.shape), examples: { demo: { value: example } } } },
         },
-        ...errorRefs(
-          "MalformedJson",
-          "Unauthorized",
-          "Forbidden",
-          "MethodNotAllowed",
-          "PreconditionFailed",
-          "PayloadTooLarge",
-          "UnsupportedMediaType",
-          "ValidationFailed",
-          "RateLimited",
-          "Internal",
-        ),
+        "304": notModified,
+        ...errorResponses(kind, "GET", shared),
       },
     },
-    options: preflight(id, "PATCH, OPTIONS"),
+    head: {
+      operationId: `head${kindName(kind)}`,
+      summary: `${docs.summary}: headers only`,
+      description:
+        "The same status and headers as GET, with no body; `Content-Length` is the length of the body GET would send (D10).",
+      tags: [docs.tag],
+      parameters,
+      responses: {
+        "200": { description: "As GET, without the body.", headers: fileHeaders(true) },
+        "304": notModified,
+        ...errorResponses(kind, "HEAD", shared),
+      },
+    },
   };
 }
 
-export function openApiDocument(ex: DemoExamples): Record<string, unknown> {
-  const org = { $ref: "#/components/parameters/orgId" };
-  const offers = (ex.organization as { businessOffers: unknown[] }).businessOffers;
-  const description = (ex.organization as { businessDescription: string }).businessDescription;
+function writeOperation(kind: RouteKind, body: unknown, shared: Map<string, Json>): Json {
+  const docs = ROUTE_DOCS[kind];
+  const route = ROUTES[kind];
+  if (!("body" in route)) throw new Error(`${kind} is a write route without a body shape`);
+  return {
+    patch: {
+      operationId: `update${kindName(kind)}`,
+      summary: docs.summary,
+      description: docs.description,
+      tags: [docs.tag],
+      parameters: [{ $ref: "#/components/parameters/ifMatch" }],
+      requestBody: {
+        required: true,
+        content: { "application/json": { schema: schemaRef(route.body), examples: { demo: { value: body } } } },
+      },
+      responses: {
+        "200": {
+          description: "The stored value: trimmed, CR LF folded to LF, links that were null left out (D7).",
+          headers: {
+            ETag: { ...HEADERS.etag, required: false, description: "The organization's new ETag, for the next `If-Match`." },
+            "Cache-Control": HEADERS.noStore,
+            Vary: HEADERS.vary,
+            ...CORS,
+          },
+          content: { "application/json": { schema: schemaRef(route.shape), examples: { demo: { value: body } } } },
+        },
+        ...errorResponses(kind, "PATCH", shared),
+      },
+    },
+  };
+}
+
+function preflight(kind: RouteKind, shared: Map<string, Json>): Json {
+  const docs = ROUTE_DOCS[kind];
+  const allow = methodsOf(kind).join(", ");
+  return {
+    options: {
+      operationId: `preflight${kindName(kind)}`,
+      summary: "CORS preflight",
+      description:
+        "Answers a browser's preflight without a key (D11). For an origin the organization does not list, the answer " +
+        "carries no `Access-Control-*` header, which the browser takes as a refusal.",
+      tags: [docs.tag],
+      security: [],
+      responses: {
+        "204": {
+          description: `Allowed: methods \`${ALLOWED_METHODS}\`, request headers \`${ALLOWED_HEADERS}\`, cached by the browser for 600 s.`,
+          headers: {
+            Allow: header("The methods this path answers.", { const: allow }, true),
+            Vary: HEADERS.vary,
+            "Access-Control-Allow-Origin": HEADERS.allowOrigin,
+            "Access-Control-Allow-Methods": header("The methods a browser may use.", { const: ALLOWED_METHODS }),
+            "Access-Control-Allow-Headers": header("The request headers a browser may send.", { const: ALLOWED_HEADERS }),
+            "Access-Control-Max-Age": header("Seconds a browser may keep this answer.", { const: "600" }),
+            "Access-Control-Expose-Headers": HEADERS.exposeHeaders,
+          },
+        },
+        ...errorResponses(kind, "OPTIONS", shared),
+      },
+    },
+  };
+}
+
+/**
+ * The D6 body once per set of codes an answer can carry: `code` is one of
+ * them, and `details` only comes with `validation_failed`.
+ */
+type ErrorSchema = { properties: { error: { properties: Json } } };
+
+/** The D6 body narrowed to some codes: `code` is one of them, and `details` only comes with `validation_failed`. */
+function narrowedError(base: ErrorSchema, codes: readonly ServerErrorCode[]): Json {
+  const error = structuredClone(base.properties.error);
+  error.properties.code = codes.length === 1 ? { const: codes[0] } : { enum: [...codes] };
+  if (!codes.includes("validation_failed")) delete error.properties.details;
+  return { ...structuredClone(base), properties: { error }, description: `The D6 body of ${codes.map((c) => `\`${c}\``).join(" or ")}.` };
+}
+
+/** The D6 body once per set of codes an operation's status can carry. */
+function withNarrowedErrors(schemas: Record<string, Json>): Record<string, Json> {
+  // Every answer names its narrowed body, so the general one is left to schemas/Error.schema.json.
+  const { Error: base, ...out } = schemas as Record<string, Json> & { Error: ErrorSchema };
+  const sets = new Map<string, ServerErrorCode[]>();
+  for (const access of Object.values(OPERATIONS)) {
+    for (const codes of Object.values(access) as (readonly ServerErrorCode[])[]) {
+      for (const [, set] of byStatus(codes)) sets.set(listName(set), set);
+    }
+  }
+  for (const [name, codes] of [...sets].sort(([a], [b]) => (a < b ? -1 : 1))) out[`Error${name}`] = narrowedError(base, codes);
+  return out;
+}
+
+function parameterComponents(): Json {
+  const out: Json = {};
+  for (const name of Object.keys(PARAMS) as ParamName[]) {
+    const spec: { pattern: RegExp; maxLength?: number; reserved?: string } = PARAMS[name];
+    out[name] = {
+      name,
+      in: "path",
+      required: true,
+      description: PARAM_DOCS[name],
+      schema: {
+        type: "string",
+        pattern: spec.pattern.source,
+        ...(spec.maxLength !== undefined ? { maxLength: spec.maxLength } : {}),
+        ...(spec.reserved !== undefined ? { not: { const: spec.reserved } } : {}),
+      },
+    };
+  }
+  out.pages = { name: "pages", in: "query", required: false, description: QUERY_DOCS.pages, schema: { type: "string" }, example: "home,pricing" };
+  out.ifNoneMatch = {
+    name: "If-None-Match",
+    in: "header",
+    required: false,
+    description: "ETags from earlier answers (or `*`); 304 when one is current.",
+    schema: { type: "string" },
+  };
+  out.ifMatch = {
+    name: "If-Match",
+    in: "header",
+    required: false,
+    description: "The organization's ETag as last read (or `*`); 412 when it changed since.",
+    schema: { type: "string" },
+  };
+  return out;
+}
+
+export function openApiDocument(examples: DemoExamples): Json {
+  const shared = new Map<string, Json>();
+  const schemas = componentSchemas();
+  const paths: Json = {};
+  for (const kind of ROUTE_KINDS) {
+    const route = ROUTES[kind];
+    const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ $ref: `#/components/parameters/${m[1]}` }));
+    const allow = methodsOf(kind).join(", ");
+    const operations =
+      route.access === "write" ? writeOperation(kind, examples[kind], shared) : readOperations(kind, examples[kind], shared);
+    paths[route.path] = {
+      description: `Answers ${allow}. Any other method: 405 \`method_not_allowed\`, with \`Allow: ${allow}\` (\`x-method-not-allowed\`).`,
+      parameters: params,
+      ...operations,
+      ...preflight(kind, shared),
+      // OpenAPI has no place for the answer to a method a path lacks; this extension states it for tools and tests.
+      "x-method-not-allowed": methodNotAllowed(allow, schemas.Error as ErrorSchema),
+    };
+  }
   return {
     openapi: "3.1.0",
     info: {
       title: "cdsnap content API",
       version: "1.0.0",
       description:
-        "An organization's website content as a static snapshot: blocks, contents, categories and organization metadata, published items only. Paths are unversioned; changes are additive (D13).",
+        "An organization's website content as a static snapshot: blocks, contents, categories and organization " +
+        "metadata, published items only. Every error answer has the body `{ error: { code, message, details? } }` (D6). " +
+        "Paths are unversioned; changes are additive (D13).",
       license: { name: "MIT", identifier: "MIT" },
     },
     servers: [{ url: "http://127.0.0.1:8787", description: "cdsnap serve (the demo)" }],
@@ -241,77 +363,19 @@ export function openApiDocument(ex: DemoExamples): Record<string, unknown> {
       { name: "Categories", description: "The taxonomy of contents." },
       { name: "Organization", description: "Metadata and the two writable business attributes." },
     ],
-    paths: {
-      "/api/organizations/{orgId}/blocks": {
-        parameters: [org],
-        ...readOperation("Blocks", "Published blocks, optionally of some pages (D8)", "BlockList", ex.blockList, {
-          parameters: [
-            {
-              name: "pages",
-              in: "query",
-              required: false,
-              description: "Comma-separated page names (or the parameter repeated); blocks on any of them, each once, in D2 order. Empty: no filter.",
-              schema: { type: "string" },
-              example: "home,pricing",
-            },
-          ],
-        }),
+    paths,
+    components: {
+      securitySchemes: {
+        apiKey: {
+          type: "apiKey",
+          in: "header",
+          name: "x-api-key",
+          description: "A key of the organization in the path. `read` keys can GET; `read write` keys can also PATCH (D5).",
+        },
       },
-      "/api/organizations/{orgId}/blocks/{blockId}": {
-        parameters: [org, { $ref: "#/components/parameters/blockId" }],
-        ...readOperation("Block", "One published block", "Block", ex.block, { notFound: true }),
-      },
-      "/api/organizations/{orgId}/blocks/by-slug/{slug}": {
-        parameters: [org, { $ref: "#/components/parameters/slug" }],
-        ...readOperation("BlockBySlug", "One published block by slug", "Block", ex.block, { notFound: true }),
-      },
-      "/api/organizations/{orgId}/organization": {
-        parameters: [org],
-        ...readOperation("Organization", "Organization metadata (D4)", "Organization", ex.organization),
-      },
-      "/api/organizations/{orgId}/business-description": {
-        parameters: [org],
-        ...writeOperation(
-          "BusinessDescription",
-          "Replace the business description",
-          "BusinessDescriptionBody",
-          "BusinessDescriptionResponse",
-          { businessDescription: description },
-          { businessDescription: description },
-        ),
-      },
-      "/api/organizations/{orgId}/business-offers": {
-        parameters: [org],
-        ...writeOperation(
-          "BusinessOffers",
-          "Replace the whole list of business offers ([] clears)",
-          "BusinessOffersBody",
-          "BusinessOffersResponse",
-          { businessOffers: offers },
-          { businessOffers: offers },
-        ),
-      },
-      "/api/organizations/{orgId}/contents": {
-        parameters: [org],
-        ...readOperation("Contents", "Published contents, newest first", "ContentList", ex.contentList),
-      },
-      "/api/organizations/{orgId}/contents/{contentId}": {
-        parameters: [org, { $ref: "#/components/parameters/contentId" }],
-        ...readOperation("Content", "One published content item", "ContentDetail", ex.contentDetail, { notFound: true }),
-      },
-      "/api/organizations/{orgId}/contents/by-slug/{slug}": {
-        parameters: [org, { $ref: "#/components/parameters/slug" }],
-        ...readOperation("ContentBySlug", "One published content item by slug", "ContentDetail", ex.contentDetail, { notFound: true }),
-      },
-      "/api/organizations/{orgId}/contents/{contentId}/references": {
-        parameters: [org, { $ref: "#/components/parameters/contentId" }],
-        ...readOperation("References", "The references of a content item ([] when null)", "ReferenceList", ex.references, { notFound: true }),
-      },
-      "/api/organizations/{orgId}/categories": {
-        parameters: [org],
-        ...readOperation("Categories", "Categories (D2 order)", "CategoryList", ex.categories),
-      },
+      parameters: parameterComponents(),
+      responses: Object.fromEntries([...shared].sort(([a], [b]) => (a < b ? -1 : 1))),
+      schemas: withNarrowedErrors(schemas),
     },
-    components: components(),
   };
 }

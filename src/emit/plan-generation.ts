@@ -7,6 +7,7 @@
 import { lstatSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileOf, parseApiPath } from "../api-paths.js";
+import { itemFileKinds, itemRoute } from "../route-table.js";
 import type { PostRecord } from "../model/snapshot.js";
 import { canonicalJson } from "../render/canonical-json.js";
 import { categoryKeyOf, type OrgPlan } from "../render/render-org.js";
@@ -91,9 +92,10 @@ export function orgOfFile(rel: string): string {
   return route.orgId;
 }
 
+const POST_FILE_KINDS = itemFileKinds("post");
+
 function postRels(orgId: string, post: PostRecord): string[] {
-  const { id, slug } = post.meta;
-  return [fileOf({ kind: "content", orgId, id }), fileOf({ kind: "contentBySlug", orgId, slug }), fileOf({ kind: "references", orgId, id })];
+  return POST_FILE_KINDS.map((kind) => fileOf(itemRoute(kind, orgId, post.meta)));
 }
 
 /**

@@ -4,7 +4,7 @@
  * is exactly what the build accepts.
  */
 import { z } from "zod";
-import { codePointLength, hasForbiddenControl, isAbsoluteHttpUrl, normalizeNewlines } from "./rules.js";
+import { SCHEMA_PATTERNS, codePointLength, hasForbiddenControl, isAbsoluteHttpUrl, normalizeNewlines } from "./rules.js";
 
 function personText(min: number, max: number) {
   return z
@@ -19,9 +19,14 @@ function personText(min: number, max: number) {
     })
     .refine((value) => codePointLength(value) <= max, { message: `must be at most ${max} characters` })
     .meta({
-      minLength: min,
       maxLength: max,
-      description: "Trimmed, CR LF folded to LF, then checked; no control characters but tab and newline.",
+      pattern: SCHEMA_PATTERNS.personText,
+      ...(min > 0 ? { allOf: [{ pattern: SCHEMA_PATTERNS.notBlank }] } : {}),
+      description:
+        `Trimmed and CR LF folded to LF, then ${min > 0 ? `${min}-` : "at most "}${max} characters (code points), ` +
+        "no control character but tab and newline, well-formed Unicode (no lone surrogate). " +
+        `${min > 0 ? "Not blank. " : ""}The schema checks the text as sent, so it also refuses the rare value the server ` +
+        "would trim into shape (padding past the limit, a stray CR at an end).",
     });
 }
 
@@ -37,7 +42,13 @@ const linkValue = z
   .refine(isAbsoluteHttpUrl, {
     message: "must be an absolute http: or https: URL without credentials",
   })
-  .meta({ maxLength: 2048, pattern: "^[hH][tT][tT][pP][sS]?://", description: "An absolute http(s) URL; null means no link." });
+  .meta({
+    maxLength: 2048,
+    pattern: SCHEMA_PATTERNS.httpUrl,
+    description:
+      "An absolute http: or https: URL with a host and no credentials, at most 2048 characters once trimmed; it must " +
+      "parse as a URL (WHATWG). `null` or no member: no link.",
+  });
 
 export const businessOfferValue = z
   .strictObject({

@@ -34,8 +34,32 @@ export function maxCodePoints(max: number) {
 }
 
 // C0 except tab and newline, DEL, C1: D7's rule for text a person typed.
-const FORBIDDEN_CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/;
-const ANY_CONTROL_OR_SPACE = /[\u0000-\u0020\u007F-\u009F]/;
+const FORBIDDEN_CONTROL_CHARS = "\\u0000-\\u0008\\u000B-\\u001F\\u007F-\\u009F";
+const FORBIDDEN_CONTROL = new RegExp(`[${FORBIDDEN_CONTROL_CHARS}]`);
+// Never in a link: every control character and the ASCII space.
+const CONTROL_OR_SPACE_CHARS = "\\u0000-\\u0020\\u007F-\\u009F";
+const ANY_CONTROL_OR_SPACE = new RegExp(`[${CONTROL_OR_SPACE_CHARS}]`);
+
+/**
+ * The rules above as JSON Schema patterns (ECMA-262), built from the same
+ * character classes, so that the OpenAPI document refuses what the server does.
+ */
+export const SCHEMA_PATTERNS = {
+  /**
+   * No forbidden control character once CR LF is folded to LF (a lone CR is
+   * one), and no lone surrogate; written to mean the same with or without the
+   * `u` flag, since validators differ.
+   */
+  personText: `^(?:[^${FORBIDDEN_CONTROL_CHARS}\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]|\\r\\n)*$`,
+  /** Something left after trimming: JavaScript's `\s` is exactly what `trim()` removes. */
+  notBlank: "\\S",
+  /**
+   * An http(s) URL, surrounding whitespace allowed (it is trimmed): no control
+   * character or space inside, a non-empty host, and no `@` before the path,
+   * so no credentials. That the rest parses as a URL is said in words.
+   */
+  httpUrl: `^\\s*[hH][tT][tT][pP][sS]?://[^/?#\\\\@${CONTROL_OR_SPACE_CHARS}]+(?:[/?#\\\\][^${CONTROL_OR_SPACE_CHARS}]*)?\\s*$`,
+};
 
 export function hasForbiddenControl(value: string): boolean {
   return FORBIDDEN_CONTROL.test(value);

@@ -7,7 +7,7 @@
 import { hash, timingSafeEqual } from "node:crypto";
 import type { Db } from "../db/open.js";
 import type { Scope } from "../db/keys.js";
-import { httpError } from "./http-errors.js";
+import { httpError } from "../api-errors.js";
 
 export interface Caller {
   keyId: string;

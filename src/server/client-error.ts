@@ -7,9 +7,10 @@
  */
 import { STATUS_CODES, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import { NO_STORE } from "../api-http.js";
 import { CdsnapError } from "../errors.js";
 import { canonicalJson } from "../render/canonical-json.js";
-import { httpError } from "./http-errors.js";
+import { httpError } from "../api-errors.js";
 import { JSON_TYPE } from "./respond.js";
 
 /** The D6 error for a request the parser refused, by Node's error code. */
@@ -34,7 +35,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
   const lines =
     `HTTP/1.1 ${known.status} ${STATUS_CODES[known.status] ?? "Error"}\r\n` +
     `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${body.length}\r\n` +
-    "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n";
+    `Cache-Control: ${NO_STORE}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n`;
   // The handler of a request cut off mid-body keeps this status for the access log.
   if (inFlight) inFlight.statusCode = known.status;
   socket.end(head ? Buffer.from(lines, "latin1") : Buffer.concat([Buffer.from(lines, "latin1"), body]), () => socket.destroy());

@@ -3,9 +3,7 @@
  * default; an organization with `allowed_origins` gets its matching origin
  * echoed and every other origin no CORS headers at all.
  */
-export const ALLOWED_METHODS = "GET, HEAD, PATCH, OPTIONS";
-export const ALLOWED_HEADERS = "x-api-key, content-type, if-match, if-none-match";
-const EXPOSED_HEADERS = "ETag, Retry-After, Cache-Tag";
+import { ALLOWED_HEADERS, ALLOWED_METHODS, EXPOSED_HEADERS } from "../api-http.js";
 
 const ANY_ORIGIN = Object.freeze({ "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSED_HEADERS });
 const NO_CORS = Object.freeze({});

@@ -7,7 +7,8 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { WRITE_ROUTES, parseApiPath, type Route } from "../api-paths.js";
+import { VARY } from "../api-http.js";
+import { parseApiPath, type Route } from "../api-paths.js";
 import { openContractDatabase } from "../db/contract-schema.js";
 import type { Db } from "../db/open.js";
 import { listOrgIds } from "../db/read-snapshot.js";
@@ -18,10 +19,11 @@ import { createAuthCache, type AuthCache, type Caller } from "./auth.js";
 import { answerClientError } from "./client-error.js";
 import { corsHeaders, preflightHeaders } from "./cors.js";
 import { createFileCache } from "./file-cache.js";
-import { httpError } from "./http-errors.js";
+import { httpError } from "../api-errors.js";
 import { createRateLimiter } from "./rate-limit.js";
 import { countHeader, forwardedAddressOf, originFormOf } from "./request-head.js";
 import { sendError, type Exchange, type Logger } from "./respond.js";
+import { ROUTE_KINDS, isWriteRoute, methodsOf, type RouteKind } from "../route-table.js";
 import { createStaticRoute } from "./static-route.js";
 import { createWriteProxy } from "./write-proxy.js";
 
@@ -79,13 +81,12 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-const VARY = "x-api-key, Origin";
 // Every answer is JSON: nosniff keeps a browser from ever reading stored text (a `<script>` in a description) as HTML.
 const BASE_HEADERS = Object.freeze({ Vary: VARY, "X-Content-Type-Options": "nosniff" });
 // The headers of most answers, built once: spreading them together per request was a measurable cost.
 const ANY_ORIGIN_HEADERS = Object.freeze({ ...corsHeaders(undefined, null), ...BASE_HEADERS });
-const GET_METHODS = "GET, HEAD, OPTIONS";
-const PATCH_METHODS = "PATCH, OPTIONS";
+// What `Allow` says on each route's path, from the route table.
+const ALLOW = Object.fromEntries(ROUTE_KINDS.map((kind) => [kind, methodsOf(kind).join(", ")])) as Record<RouteKind, string>;
 
 // Lines are gathered and written once per turn of the event loop: one write
 // per request was a measurable share of a busy server's time.
@@ -206,7 +207,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       res.writeHead(204, {
         ...preflightHeaders(origin, allowed),
         Vary: VARY,
-        Allow: WRITE_ROUTES.has(route.kind) ? PATCH_METHODS : GET_METHODS,
+        Allow: ALLOW[route.kind],
       });
       res.end();
       return;
@@ -217,15 +218,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (!route) throw httpError.notFound();
     if (route.orgId !== caller.orgId) throw httpError.forbidden();
 
-    if (route.kind === "businessDescription" || route.kind === "businessOffers") {
-      if (req.method !== "PATCH") throw httpError.methodNotAllowed(PATCH_METHODS);
+    if (isWriteRoute(route)) {
+      if (req.method !== "PATCH") throw httpError.methodNotAllowed(ALLOW[route.kind]);
       if (!caller.scopes.has("write")) throw httpError.insufficientScope();
       const wait = limiter.take(caller.keyId);
       if (wait > 0) throw httpError.rateLimited(wait);
       await proxy.patch(ex, route);
       return;
     }
-    if (req.method !== "GET" && req.method !== "HEAD") throw httpError.methodNotAllowed(GET_METHODS);
+    if (req.method !== "GET" && req.method !== "HEAD") throw httpError.methodNotAllowed(ALLOW[route.kind]);
     await statics.serve(ex, route, query);
   }
 

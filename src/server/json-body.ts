@@ -6,7 +6,7 @@
  * refused as malformed rather than guessed at. The duplicate scan is iterative,
  * so no nesting depth can exhaust the stack.
  */
-import { httpError } from "./http-errors.js";
+import { httpError } from "../api-errors.js";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 

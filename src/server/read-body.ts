@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
-import { httpError } from "./http-errors.js";
+import { MAX_BODY_BYTES } from "../api-http.js";
+import { httpError } from "../api-errors.js";
 
-export const MAX_BODY_BYTES = 64 * 1024;
 
 /**
  * Reads a request body with a hard cap: a declared length over the cap is

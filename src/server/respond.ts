@@ -4,10 +4,11 @@
  * with its stack and answered as a plain 500 that carries neither.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { NO_STORE } from "../api-http.js";
 import { CdsnapError } from "../errors.js";
 import { errorBodySchema } from "../model/api.js";
 import { canonicalJson } from "../render/canonical-json.js";
-import { httpError } from "./http-errors.js";
+import { httpError } from "../api-errors.js";
 
 export const JSON_TYPE = "application/json; charset=utf-8";
 
@@ -29,7 +30,7 @@ export function sendJson(ex: Exchange, status: number, body: unknown, headers: R
     ...ex.baseHeaders,
     "Content-Type": JSON_TYPE,
     "Content-Length": String(bytes.length),
-    "Cache-Control": "no-store",
+    "Cache-Control": NO_STORE,
     ...headers,
   });
   const payload = ex.req.method === "HEAD" ? undefined : bytes;

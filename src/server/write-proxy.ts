@@ -9,7 +9,7 @@
  * refused PATCH touches neither.
  */
 import type { IncomingMessage } from "node:http";
-import type { Route } from "../api-paths.js";
+import type { WriteRoute } from "../route-table.js";
 import { storeBusinessDescription, storeBusinessOffers } from "../db/business-store.js";
 import type { Db } from "../db/open.js";
 import { readOrganization } from "../db/read-snapshot.js";
@@ -21,7 +21,7 @@ import { businessDescriptionBody, businessOffersBody } from "../model/business.j
 import { renderOrganization } from "../render/organization.js";
 import { etagOf } from "./file-cache.js";
 import { createGroupCommit, type Outcome } from "./group-commit.js";
-import { httpError } from "./http-errors.js";
+import { httpError } from "../api-errors.js";
 import { parseJsonBody } from "./json-body.js";
 import { checkDeclaredLength, readBody } from "./read-body.js";
 import { countHeader } from "./request-head.js";
@@ -47,7 +47,7 @@ function detailsOf(error: z.ZodError): ErrorDetail[] {
 }
 
 export interface WriteProxy {
-  patch(ex: Exchange, route: Extract<Route, { kind: "businessDescription" | "businessOffers" }>): Promise<void>;
+  patch(ex: Exchange, route: WriteRoute): Promise<void>;
   /** Commits the PATCHes still queued, before the database closes. */
   flush(): void;
 }

@@ -6,7 +6,9 @@
 import { lstat, readFile, readdir, readlink, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { fileOf, orgFolderOf } from "../../src/api-paths.js";
+import { fileOf } from "../../src/api-paths.js";
+
+const orgFolderOf = (orgId: string) => `api/organizations/${orgId}`;
 import type { ContentList, Organization } from "../../src/model/api.js";
 import {
   DEMO_NOW,

@@ -1,0 +1,18 @@
+/**
+ * The HTTP facts of the API that the server states and the OpenAPI document
+ * describes (D6, D10, D11): one spelling for both.
+ */
+
+/** Every file answer (200, 304): a minute fresh, then served stale while revalidated (D10). */
+export const CACHE_CONTROL = "public, max-age=60, stale-while-revalidate=600";
+/** Every error and every PATCH answer: nothing of them is cached. */
+export const NO_STORE = "no-store";
+/** Answers differ by key and by origin (D10, D11). */
+export const VARY = "x-api-key, Origin";
+/** The methods and request headers a preflight allows (D11). */
+export const ALLOWED_METHODS = "GET, HEAD, PATCH, OPTIONS";
+export const ALLOWED_HEADERS = "x-api-key, content-type, if-match, if-none-match";
+/** The answer headers a browser script may read. */
+export const EXPOSED_HEADERS = "ETag, Retry-After, Cache-Tag";
+/** The largest PATCH body (D6). */
+export const MAX_BODY_BYTES = 64 * 1024;

@@ -1,0 +1,72 @@
+/**
+ * Every shape of the contract by name: the responses and request bodies the
+ * route table names, and the source shapes that get a schema file. The audit
+ * checks a file against its route's shape, the write proxy's bodies are these
+ * schemas, and contract/ turns each into JSON Schema.
+ */
+import { z } from "zod";
+import {
+  blockListSchema,
+  blockSchema,
+  businessDescriptionResponseSchema,
+  businessOffersResponseSchema,
+  businessOfferSchema,
+  categoryListSchema,
+  categorySchema,
+  contentDetailSchema,
+  contentListSchema,
+  contentSummarySchema,
+  errorBodySchema,
+  fieldSchema,
+  organizationSchema,
+  referenceListSchema,
+  referenceSchema,
+} from "./api.js";
+import { businessDescriptionBody, businessOffersBody } from "./business.js";
+import { fieldValueSchema, frontMatterSchema } from "./sources.js";
+
+export interface Shape {
+  schema: z.ZodType;
+  /** Requests and sources are described as they are sent; responses as they are served. */
+  io: "input" | "output";
+  description: string;
+  /** Source shapes (front matter, block field rows) have a schema file but no place in the API document. */
+  source?: true;
+}
+
+export const SHAPES = {
+  Block: { schema: blockSchema, io: "output", description: "A published block." },
+  BlockField: { schema: fieldSchema, io: "output", description: "A typed field of a block." },
+  BlockList: { schema: blockListSchema, io: "output", description: "Published blocks in D2 order." },
+  Organization: { schema: organizationSchema, io: "output", description: "Organization metadata (D4); never a secret." },
+  BusinessOffer: { schema: businessOfferSchema, io: "output", description: "An offer; no link member when it has none." },
+  ContentSummary: { schema: contentSummarySchema, io: "output", description: "An item of the contents list." },
+  ContentList: { schema: contentListSchema, io: "output", description: "Published content, newest first." },
+  ContentDetail: { schema: contentDetailSchema, io: "output", description: "A content item with its markdown body." },
+  Reference: { schema: referenceSchema, io: "output", description: "A source cited by a [N] marker." },
+  ReferenceList: { schema: referenceListSchema, io: "output", description: "A bare array of references." },
+  Category: { schema: categorySchema, io: "output", description: "A category." },
+  CategoryList: { schema: categoryListSchema, io: "output", description: "Categories in D2 order." },
+  BusinessDescriptionResponse: {
+    schema: businessDescriptionResponseSchema,
+    io: "output",
+    description: "The stored business description.",
+  },
+  BusinessOffersResponse: { schema: businessOffersResponseSchema, io: "output", description: "The stored offers." },
+  Error: { schema: errorBodySchema, io: "output", description: "Every error body (D6)." },
+  BusinessDescriptionBody: {
+    schema: businessDescriptionBody,
+    io: "input",
+    description: "PATCH business-description body (D7).",
+  },
+  BusinessOffersBody: { schema: businessOffersBody, io: "input", description: "PATCH business-offers body (D7)." },
+  FrontMatter: { schema: frontMatterSchema, io: "input", description: "The YAML front matter of a post.", source: true },
+  BlockFieldValue: {
+    schema: fieldValueSchema,
+    io: "input",
+    description: "A block_fields row as read: key, type and the JSON value.",
+    source: true,
+  },
+} satisfies Record<string, Shape>;
+
+export type ShapeName = keyof typeof SHAPES;
