@@ -10,6 +10,7 @@ export { startDev, type DevOptions, type RunningDev } from "./dev/dev-server.js"
 export { checkSources, type CheckOptions, type CheckResult } from "./check/check-sources.js";
 export type { Finding, Severity } from "./check/lint-rules.js";
 export { pathOf, parseApiPath, fileOf, routeOfFile, type Route, type RouteKind } from "./api-paths.js";
+export { ROUTES, ERROR_STATUS, OPERATIONS, cacheTagsOf, type ServerErrorCode } from "./route-table.js";
 export { CdsnapError, InvalidSourcesError, UsageError, type Problem, type ErrorDetail } from "./errors.js";
 export * from "./model/api.js";
 export { businessDescriptionBody, businessOffersBody } from "./model/business.js";

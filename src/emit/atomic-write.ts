@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { rm, writeFile, rename } from "node:fs/promises";
 import { renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
@@ -11,19 +10,8 @@ function tempNameFor(target: string): string {
  * Writes a file so that readers see the old bytes or the new, never a mix: the
  * bytes go to a temporary file beside the target (same filesystem), which is
  * then renamed over it. The temporary file is removed if anything fails.
+ * Synchronous: its callers hold a SQLite lock and must not yield.
  */
-export async function writeFileAtomic(target: string, data: string | Buffer): Promise<void> {
-  const temp = tempNameFor(target);
-  try {
-    await writeFile(temp, data);
-    await rename(temp, target);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
-}
-
-/** The synchronous twin, for callers that hold a SQLite lock and must not yield. */
 export function writeFileAtomicSync(target: string, data: string | Buffer): void {
   const temp = tempNameFor(target);
   try {

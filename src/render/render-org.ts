@@ -8,6 +8,7 @@
  * renders one post's three files once its body is at hand.
  */
 import { pathOf } from "../api-paths.js";
+import { ROUTES, itemFileKinds, itemRoute } from "../route-table.js";
 import type { CategoryRecord, OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { renderBlocks, renderCategories, type PageMembership } from "./blocks.js";
 import {
@@ -49,7 +50,9 @@ export interface OrgPlan {
   nextPublishAt: string | null;
 }
 
-export interface RenderedOrg extends Omit<OrgPlan, "posts" | "categories"> {}
+// The files of one block and of one published post, as the route table lists them.
+const BLOCK_FILE_KINDS = itemFileKinds("block");
+const POST_FILE_KINDS = itemFileKinds("post");
 
 export function categoriesBySlug(org: OrgSnapshot): ReadonlyMap<string, CategoryRecord> {
   return new Map(org.categories.map((c) => [c.slug, c]));
@@ -72,8 +75,7 @@ export function planOrg(org: OrgSnapshot, posts: readonly PostRecord[], now: num
   const blocks = renderBlocks(org.blocks);
   add(pathOf({ kind: "blocks", orgId }), blocks.list);
   for (const block of blocks.blocks) {
-    add(pathOf({ kind: "block", orgId, id: block.id }), block);
-    add(pathOf({ kind: "blockBySlug", orgId, slug: block.slug }), block);
+    for (const kind of BLOCK_FILE_KINDS) add(pathOf(itemRoute(kind, orgId, block)), block);
   }
 
   const counts: OrgCounts = {
@@ -122,19 +124,8 @@ export function renderPostFiles(
   categories: ReadonlyMap<string, CategoryRecord>,
 ): RenderedFile[] {
   const detail = renderDetail(post, body, categories);
-  return [
-    { path: pathOf({ kind: "content", orgId, id: detail.id }), json: detail },
-    { path: pathOf({ kind: "contentBySlug", orgId, slug: detail.slug }), json: detail },
-    { path: pathOf({ kind: "references", orgId, id: detail.id }), json: renderReferences(detail) },
-  ];
-}
-
-/** Every file of an organization at once; every published post must hold its body. */
-export function renderOrg(org: OrgSnapshot, posts: readonly PostRecord[], now: number): RenderedOrg {
-  const { posts: published, categories, ...plan } = planOrg(org, posts, now);
-  const postFiles = published.flatMap((post) => {
-    if (post.body === undefined) throw new Error(`renderOrg needs the body of ${post.file}`);
-    return renderPostFiles(org.id, post, post.body, categories);
-  });
-  return { ...plan, files: [...plan.files, ...postFiles] };
+  return POST_FILE_KINDS.map((kind) => ({
+    path: pathOf(itemRoute(kind, orgId, detail)),
+    json: ROUTES[kind].role === "references" ? renderReferences(detail) : detail,
+  }));
 }

@@ -25,7 +25,6 @@ export interface AuthCache {
   authenticate(headerValue: string | string[] | undefined): Caller;
   /** null = any origin (D11); otherwise the allowed origins. */
   allowedOrigins(orgId: string): readonly string[] | null;
-  orgExists(orgId: string): boolean;
 }
 
 // Real keys are short; anything longer is refused before it is hashed.
@@ -97,10 +96,6 @@ export function createAuthCache(db: Db, clock: () => number = Date.now, refreshM
     allowedOrigins(orgId) {
       refresh();
       return origins.get(orgId) ?? null;
-    },
-    orgExists(orgId) {
-      refresh();
-      return origins.has(orgId);
     },
   };
 }
