@@ -5,7 +5,7 @@
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { makeCheckFixture, post, removeFixture, runCli, writePost, type CheckFixture } from "./helpers.js";
+import { makeCheckFixture, post, removeFixture, runCli, writePost, type CheckFixture } from "../check/helpers.js";
 
 let fx: CheckFixture | undefined;
 afterEach(async () => {
