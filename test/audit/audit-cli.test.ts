@@ -9,38 +9,29 @@ import { afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest
 import { fileOf, type Route } from "../../src/api-paths.js";
 import { DEMO_SECRET_VALUES } from "../../src/db/demo-seed.js";
 import type { Block, BlockList, ContentDetail, ContentList } from "../../src/model/api.js";
-import {
-  ORGS,
-  auditArgs,
-  cliPath,
-  listFiles,
-  makeSite,
-  plant,
-  plantJson,
-  readJson,
-  remove,
-  removeSite,
-  runCli,
-  withDb,
-  type CliResult,
-  type Site,
-} from "./helpers.js";
+import { buildFixture, type Fixture, makeFixture, removeFixture } from "../fixtures/build-fixture.js";
+import { withDb } from "../fixtures/database.js";
+import { listFiles, plant, plantJson, readTreeJson, removeTreeFile } from "../fixtures/tree.js";
+import { auditArgs, cliPath, type CliResult, runCli } from "../fixtures/cli.js";
 
 const STRIPE = DEMO_SECRET_VALUES[0]!; // sk_test_DEMO_SECRET_…
 const SMTP = DEMO_SECRET_VALUES[1]!; // holds `"` and `\`, so its JSON-escaped form differs
 const file = (route: Route) => fileOf(route);
 const demo = "demo";
+const ORGS = "api/organizations";
 
-let site: Site;
+let site: Fixture;
 
 beforeAll(async () => {
   await cliPath(); // bundle once, outside any single test's time
 });
 beforeEach(async () => {
-  site = await makeSite();
+  // The demo built at the clock: the CLI audit decides what is scheduled by the clock too.
+  site = await makeFixture({ demo: true });
+  await buildFixture(site, { now: new Date() });
 });
 afterEach(async () => {
-  await removeSite(site);
+  await removeFixture(site);
 });
 
 /** The audit output never carries a secret, in either form. */
@@ -63,7 +54,7 @@ async function auditFails(options: { withContent?: boolean } = {}): Promise<CliR
 
 /** A published post's detail, re-labelled as another post: what a renderer bug could write. */
 async function detailAs(id: string, slug: string): Promise<ContentDetail> {
-  const detail = await readJson<ContentDetail>(site.out, file({ kind: "content", orgId: demo, id: "post-0001" }));
+  const detail = await readTreeJson<ContentDetail>(site.out, file({ kind: "content", orgId: demo, id: "post-0001" }));
   return { ...detail, id, slug, title: `Leaked ${id}` };
 }
 
@@ -106,7 +97,7 @@ describe("sources the build refuses", () => {
 describe("secrets", () => {
   test("a secret planted into a rendered file fails the audit, naming the file and the secret but never its value", async () => {
     const rel = file({ kind: "block", orgId: demo, id: "blk-hero" });
-    const block = await readJson<Block>(site.out, rel);
+    const block = await readTreeJson<Block>(site.out, rel);
     block.fields[0] = { key: "headline", type: "text", value: `Our key is ${STRIPE}, keep it safe` };
     await plantJson(site.out, rel, block);
 
@@ -125,7 +116,7 @@ describe("secrets", () => {
   test("a secret in its JSON-escaped form is found too (a value with quote and backslash, through JSON.stringify)", async () => {
     expect(JSON.stringify(SMTP).slice(1, -1)).not.toBe(SMTP);
     const rel = file({ kind: "content", orgId: demo, id: "post-0001" });
-    const detail = await readJson<ContentDetail>(site.out, rel);
+    const detail = await readTreeJson<ContentDetail>(site.out, rel);
     // JSON.stringify escapes the value: the file holds `pa\"ss\\word`, not the raw secret.
     await plantJson(site.out, rel, { ...detail, content: `${detail.content}\n\nsmtp: ${SMTP}\n` });
 
@@ -183,7 +174,7 @@ describe("nothing unpublished is reachable", () => {
   });
 
   test("an unpublished block's file fails the audit, by id and by slug", async () => {
-    const hero = await readJson<Block>(site.out, file({ kind: "block", orgId: demo, id: "blk-hero" }));
+    const hero = await readTreeJson<Block>(site.out, file({ kind: "block", orgId: demo, id: "blk-hero" }));
     const draft = { ...hero, id: "blk-holiday-promo", slug: "holiday-promo" };
     await plantJson(site.out, file({ kind: "block", orgId: demo, id: "blk-holiday-promo" }), draft);
     await plantJson(site.out, file({ kind: "blockBySlug", orgId: demo, slug: "summer-sale-banner" }), {
@@ -203,13 +194,13 @@ describe("nothing unpublished is reachable", () => {
 
   test("a list item of a draft post or an archived block fails the audit, naming the list and the item", async () => {
     const contentsRel = file({ kind: "contents", orgId: demo });
-    const contents = await readJson<ContentList>(site.out, contentsRel);
+    const contents = await readTreeJson<ContentList>(site.out, contentsRel);
     const { content: _c, references: _r, ...summary } = await detailAs("post-0016", "anniversary-blend");
     contents.items.push(summary);
     await plantJson(site.out, contentsRel, contents);
 
     const blocksRel = file({ kind: "blocks", orgId: demo });
-    const blocks = await readJson<BlockList>(site.out, blocksRel);
+    const blocks = await readTreeJson<BlockList>(site.out, blocksRel);
     blocks.items.unshift({ ...blocks.items[0]!, id: "blk-summer-sale", slug: "summer-sale-banner" });
     await plantJson(site.out, blocksRel, blocks);
 
@@ -223,7 +214,7 @@ describe("nothing unpublished is reachable", () => {
 describe("every published item is reachable by every path", () => {
   test("deleting a published post's by-slug file fails the audit, naming the missing file", async () => {
     const rel = file({ kind: "contentBySlug", orgId: demo, slug: "welcome-to-the-northwind-journal" });
-    await remove(site.out, rel);
+    await removeTreeFile(site.out, rel);
     const result = await auditFails();
     expect(result.stderr).toContain(
       `${rel}: is missing: post "post-0001" is published in the content sources, so it must be reachable by its slug`,
@@ -234,9 +225,9 @@ describe("every published item is reachable by every path", () => {
   });
 
   test("a missing block list, references file or organization file is named", async () => {
-    await remove(site.out, file({ kind: "blocks", orgId: demo }));
-    await remove(site.out, file({ kind: "references", orgId: demo, id: "post-0002" }));
-    await remove(site.out, file({ kind: "organization", orgId: "harbor" }));
+    await removeTreeFile(site.out, file({ kind: "blocks", orgId: demo }));
+    await removeTreeFile(site.out, file({ kind: "references", orgId: demo, id: "post-0002" }));
+    await removeTreeFile(site.out, file({ kind: "organization", orgId: "harbor" }));
     const result = await auditFails();
     expect(result.stderr).toContain(`${file({ kind: "blocks", orgId: demo })}: is missing: every organization has this file`);
     expect(result.stderr).toContain(`${file({ kind: "references", orgId: demo, id: "post-0002" })}: is missing: post "post-0002"`);
@@ -245,7 +236,7 @@ describe("every published item is reachable by every path", () => {
 
   test("a by-slug file that differs from the id file fails", async () => {
     const rel = file({ kind: "blockBySlug", orgId: demo, slug: "home-hero" });
-    const hero = await readJson<Block>(site.out, rel);
+    const hero = await readTreeJson<Block>(site.out, rel);
     await plantJson(site.out, rel, { ...hero, name: "Edited by hand" });
     const result = await auditFails();
     expect(result.stderr).toContain(`${rel}: differs from ${file({ kind: "block", orgId: demo, id: "blk-hero" })}`);
@@ -258,7 +249,7 @@ describe("no file the interface does not describe", () => {
     await plantJson(site.out, `${ORGS}/ghost/organization.json`, {});
     await plant(site.out, file({ kind: "categories", orgId: "harbor" }), "{not json");
     const orgRel = file({ kind: "organization", orgId: demo });
-    await plantJson(site.out, orgRel, { ...(await readJson<object>(site.out, orgRel)), smtpPassword: "redacted" });
+    await plantJson(site.out, orgRel, { ...(await readTreeJson<object>(site.out, orgRel)), smtpPassword: "redacted" });
     await symlink(path.join(site.out, orgRel), path.join(site.out, `${ORGS}/demo/link.json`));
 
     const result = await auditFails();

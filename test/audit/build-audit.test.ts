@@ -20,31 +20,25 @@ import type { Block } from "../../src/model/api.js";
 import { renderDetail, renderReferences } from "../../src/render/contents.js";
 import { planOrg } from "../../src/render/render-org.js";
 import { loadBody, readPosts } from "../../src/sources/read-posts.js";
-import {
-  buildSite,
-  cliPath,
-  hashTree,
-  makeSite,
-  plantJson,
-  readJson,
-  removeSite,
-  runCli,
-  withDb,
-  type Site,
-} from "./helpers.js";
+import { buildFixture, type Fixture, makeFixture, removeFixture } from "../fixtures/build-fixture.js";
+import { withDb } from "../fixtures/database.js";
+import { hashTree, plantJson, readTreeJson } from "../fixtures/tree.js";
+import { buildArgs, cliPath, runCli } from "../fixtures/cli.js";
 
 const STRIPE = DEMO_SECRET_VALUES[0]!;
 const SMTP = DEMO_SECRET_VALUES[1]!;
-let site: Site;
+let site: Fixture;
 
 beforeAll(async () => {
   await cliPath();
 });
 beforeEach(async () => {
-  site = await makeSite();
+  // The demo built at the clock, as `cdsnap build` builds it.
+  site = await makeFixture({ demo: true });
+  await buildFixture(site, { now: new Date() });
 });
 afterEach(async () => {
-  await removeSite(site);
+  await removeFixture(site);
 });
 
 interface Live {
@@ -61,15 +55,11 @@ async function live(): Promise<Live> {
   };
 }
 
-function buildArgs(...extra: string[]): string[] {
-  return ["build", "--db", site.db, "--content", site.content, "--out", site.out, ...extra];
-}
-
 test("a build whose organization file would hold a secret fails its audit and leaves the live tree as it was", async () => {
   const before = await live();
   withDb(site.db, (db) => db.prepare("UPDATE organizations SET name = ? WHERE id = 'demo'").run(STRIPE));
 
-  const error = await buildSite(site).then(
+  const error = await buildFixture(site, { now: new Date() }).then(
     () => null,
     (e: unknown) => e,
   );
@@ -91,7 +81,7 @@ test("cdsnap build exits 1 listing the audit's problems when a JSON-escaped secr
   withDb(site.db, (db) =>
     db.prepare("UPDATE organizations SET business_description = ? WHERE id = 'demo'").run(`Mail us. ${SMTP}`),
   );
-  const result = await runCli(buildArgs());
+  const result = await runCli(buildArgs(site));
   expect(result.code).toBe(1);
   expect(result.stderr).toContain(
     `${fileOf({ kind: "organization", orgId: "demo" })}: holds the value of secret "smtp_password" of organization demo (JSON-escaped)`,
@@ -148,12 +138,12 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
 test("an --org build audits the organizations it carries over too, for secrets and strays", async () => {
   // A secret in a demo file of the live tree (replaced, not edited: its inode is shared).
   const heroRel = fileOf({ kind: "block", orgId: "demo", id: "blk-hero" });
-  const hero = await readJson<Block>(site.out, heroRel);
+  const hero = await readTreeJson<Block>(site.out, heroRel);
   await plantJson(site.out, heroRel, { ...hero, name: `Hero ${STRIPE}` });
   withDb(site.db, (db) => db.prepare("UPDATE organizations SET name = 'Harbor Tea Rooms' WHERE id = 'harbor'").run());
   const before = await live();
 
-  const result = await runCli(buildArgs("--org", "harbor"));
+  const result = await runCli(buildArgs(site, "--org", "harbor"));
   expect(result.code).toBe(1);
   expect(result.stderr).toContain(`${heroRel}: holds the value of secret "stripe_secret_key" of organization demo`);
   // The carried-over demo files disagree with each other now, and say so.
@@ -162,10 +152,10 @@ test("an --org build audits the organizations it carries over too, for secrets a
 
   // Once the demo file is right again, the same --org build passes its audit and is published.
   await plantJson(site.out, heroRel, hero);
-  const ok = await runCli(buildArgs("--org", "harbor"));
+  const ok = await runCli(buildArgs(site, "--org", "harbor"));
   expect(ok.stderr).toBe("");
   expect(ok.code).toBe(0);
-  const org = await readJson<{ name: string }>(site.out, fileOf({ kind: "organization", orgId: "harbor" }));
+  const org = await readTreeJson<{ name: string }>(site.out, fileOf({ kind: "organization", orgId: "harbor" }));
   expect(org.name).toBe("Harbor Tea Rooms");
   expect(path.basename(await readlink(site.out))).toBe("tree");
 });

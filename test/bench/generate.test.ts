@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, test } from "vitest";
 import { generateOrg } from "../../bench/generate.js";
-import { runCli } from "../helpers/fixture.js";
+import { runCli } from "../fixtures/cli.js";
 
 
 const temps: string[] = [];

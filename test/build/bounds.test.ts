@@ -9,24 +9,10 @@ import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { fileOf } from "../../src/api-paths.js";
 import type { Db } from "../../src/db/open.js";
-import {
-  buildFixture,
-  buildProblems,
-  hashTree,
-  insertBlock,
-  insertCategory,
-  insertOrg,
-  liveGenerationOf,
-  makeTempDir,
-  pathExists,
-  postMeta,
-  readTreeJson,
-  stateDirOf,
-  withDb,
-  writePost,
-  type Fixture,
-  fixturesRemovedAfterEach,
-} from "../helpers/fixture.js";
+import { buildFixture, buildProblems, type Fixture, fixturesRemovedAfterEach, makeTempDir } from "../fixtures/build-fixture.js";
+import { insertBlock, insertCategory, insertOrg, withDb } from "../fixtures/database.js";
+import { postMeta, writePost } from "../fixtures/posts.js";
+import { hashTree, liveGenerationOf, pathExists, readTreeJson, stateDirOf } from "../fixtures/tree.js";
 
 const { fixture, removeAfterEach } = fixturesRemovedAfterEach();
 

@@ -22,17 +22,8 @@ import {
   type Reference,
 } from "../../src/model/api.js";
 import type { BuildReport } from "../../src/report.js";
-import {
-  buildFixture,
-  liveGenerationOf,
-  listFiles,
-  makeFixture,
-  readTreeJson,
-  removeDir,
-  stateDirOf,
-  type Fixture,
-  readPages,
-} from "../helpers/fixture.js";
+import { buildFixture, type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
+import { listFiles, liveGenerationOf, readPages, readTreeJson, stateDirOf } from "../fixtures/tree.js";
 
 const ORG = "demo";
 let fx: Fixture;

@@ -4,24 +4,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pathOf } from "../../src/api-paths.js";
 import { readState, stateFileOf } from "../../src/emit/build-state.js";
 import { treeStoreOf, type Generation } from "../../src/emit/tree-store.js";
-import {
-  buildArgs,
-  buildFixture,
-  hashTree,
-  identitiesOf,
-  insertBlock,
-  insertCategory,
-  insertOrg,
-  liveGenerationOf,
-  makeFixture,
-  postMeta,
-  removeDir,
-  runCli,
-  withDb,
-  writePost,
-  type Fixture,
-  readPages,
-} from "../helpers/fixture.js";
+import { buildFixture, type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
+import { insertBlock, insertCategory, insertOrg, withDb } from "../fixtures/database.js";
+import { postMeta, writePost } from "../fixtures/posts.js";
+import { hashTree, identitiesOf, liveGenerationOf, readPages } from "../fixtures/tree.js";
+import { buildArgs, runCli } from "../fixtures/cli.js";
 
 const ORG = "acme";
 

@@ -5,21 +5,10 @@
 import { readFile, readdir, readlink } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import {
-  buildArgs,
-  buildFixture,
-  cliPath,
-  hashTree,
-  listFiles,
-  makeFixture,
-  removeDir,
-  runCli,
-  spawnCli,
-  stateDirOf,
-  writePost,
-  postMeta,
-  type Fixture,
-} from "../helpers/fixture.js";
+import { buildFixture, type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
+import { postMeta, writePost } from "../fixtures/posts.js";
+import { hashTree, listFiles, stateDirOf } from "../fixtures/tree.js";
+import { buildArgs, cliPath, runCli, spawnCli } from "../fixtures/cli.js";
 
 const BULK_POSTS = 1500;
 let fx: Fixture;

@@ -6,22 +6,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { fileOf, type Route } from "../../src/api-paths.js";
 import type { Block, CategoryList, ContentDetail, ContentList, Organization } from "../../src/model/api.js";
-import {
-  buildFixture,
-  insertBlock,
-  insertCategory,
-  insertOffer,
-  insertOrg,
-  liveGenerationOf,
-  makeFixture,
-  postMeta,
-  readTreeJson,
-  removeDir,
-  withDb,
-  writePost,
-  type Fixture,
-  readPages,
-} from "../helpers/fixture.js";
+import { buildFixture, type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
+import { insertBlock, insertCategory, insertOffer, insertOrg, withDb } from "../fixtures/database.js";
+import { postMeta, writePost } from "../fixtures/posts.js";
+import { liveGenerationOf, readPages, readTreeJson } from "../fixtures/tree.js";
 
 const ORG = "acme";
 let fx: Fixture;

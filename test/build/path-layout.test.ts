@@ -5,19 +5,10 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { fileOf, parseApiPath, pathOf, routeOfFile } from "../../src/api-paths.js";
 import type { Block, ContentDetail, ContentList, Reference } from "../../src/model/api.js";
-import {
-  buildFixture,
-  insertBlock,
-  insertOrg,
-  listFiles,
-  makeFixture,
-  postMeta,
-  readTreeJson,
-  removeDir,
-  withDb,
-  writePost,
-  type Fixture,
-} from "../helpers/fixture.js";
+import { buildFixture, type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
+import { insertBlock, insertOrg, withDb } from "../fixtures/database.js";
+import { postMeta, writePost } from "../fixtures/posts.js";
+import { listFiles, readTreeJson } from "../fixtures/tree.js";
 
 const ORG = "acme";
 let fx: Fixture;

@@ -2,19 +2,10 @@
 import { describe, expect, test } from "vitest";
 import { fileOf, type Route } from "../../src/api-paths.js";
 import type { Block, ContentList } from "../../src/model/api.js";
-import {
-  buildFixture,
-  insertBlock,
-  listFiles,
-  liveGenerationOf,
-  postMeta,
-  readTreeJson,
-  withDb,
-  writePost,
-  type Fixture,
-  fixturesRemovedAfterEach,
-  readPages,
-} from "../helpers/fixture.js";
+import { buildFixture, type Fixture, fixturesRemovedAfterEach } from "../fixtures/build-fixture.js";
+import { insertBlock, withDb } from "../fixtures/database.js";
+import { postMeta, writePost } from "../fixtures/posts.js";
+import { listFiles, liveGenerationOf, readPages, readTreeJson } from "../fixtures/tree.js";
 
 const { fixture, orgFixture: fixtureOf } = fixturesRemovedAfterEach();
 

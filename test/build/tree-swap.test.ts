@@ -10,21 +10,19 @@ import { fileOf } from "../../src/api-paths.js";
 
 const orgFolderOf = (orgId: string) => `api/organizations/${orgId}`;
 import type { ContentList, Organization } from "../../src/model/api.js";
+import { DEMO_NOW } from "../fixtures/repo.js";
+import { buildFixture, fixturesRemovedAfterEach } from "../fixtures/build-fixture.js";
+import { insertBlock, withDb } from "../fixtures/database.js";
 import {
-  DEMO_NOW,
-  buildFixture,
+  type FileIdentity,
   hashTree,
   identitiesOf,
-  insertBlock,
   listFiles,
   liveGenerationOf,
+  readPages,
   readTreeJson,
   stateDirOf,
-  withDb,
-  type FileIdentity,
-  fixturesRemovedAfterEach,
-  readPages,
-} from "../helpers/fixture.js";
+} from "../fixtures/tree.js";
 
 const { fixture } = fixturesRemovedAfterEach();
 

@@ -1,12 +1,14 @@
 /**
  * Every rule of `cdsnap check`, each with a failing and a passing case, and the
- * `file:line` it reports. Post files are written line by line (see helpers.ts:
- * front matter keys on lines 2-7, extra keys from line 8).
+ * `file:line` it reports. Post files are written line by line (see `post` in
+ * test/fixtures/posts.ts: front matter keys on lines 2-7, extra keys from line 8).
  */
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { check, makeCheckFixture, ofRule, post, removeFixture, writePost, type CheckFixture } from "./helpers.js";
+import { type Fixture, removeFixture } from "../fixtures/build-fixture.js";
+import { post, writePost } from "../fixtures/posts.js";
+import { check, makeCheckFixture, ofRule } from "../fixtures/check-fixture.js";
 
-let fx: CheckFixture;
+let fx: Fixture;
 beforeEach(async () => {
   fx = await makeCheckFixture();
 });

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { createProgress, styleFor } from "../../src/cli/progress.js";
-import { buildArgs, makeFixture, postMeta, removeDir, runCli, withDb, writePost, insertOrg } from "../helpers/fixture.js";
+import { makeFixture, removeDir } from "../fixtures/build-fixture.js";
+import { insertOrg, withDb } from "../fixtures/database.js";
+import { postMeta, writePost } from "../fixtures/posts.js";
+import { buildArgs, runCli } from "../fixtures/cli.js";
 
 function fakeStream(isTTY: boolean) {
   const chunks: string[] = [];

@@ -9,11 +9,13 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as ClientModule from "../../src/client/index.js";
-import { DEMO_ORG_ID, DEMO_READ_KEY, REPO_ROOT, startLiveServer, type LiveServer } from "./live-server.js";
+import { DEMO_ORG_ID, DEMO_READ_KEY } from "../../src/db/demo-seed.js";
+import { REPO_ROOT } from "../fixtures/repo.js";
+import { type StartedSite, startSite } from "../fixtures/served-site.js";
 
 const BUNDLE = path.join(REPO_ROOT, "dist", "client.js");
 
-let live: LiveServer;
+let live: StartedSite;
 let bundled: typeof ClientModule;
 let source: string;
 
@@ -21,7 +23,7 @@ beforeAll(async () => {
   await promisify(execFile)(process.execPath, ["scripts/bundle.mjs"], { cwd: REPO_ROOT });
   source = await readFile(BUNDLE, "utf8");
   bundled = (await import(/* @vite-ignore */ pathToFileURL(BUNDLE).href)) as typeof ClientModule;
-  live = await startLiveServer();
+  live = await startSite();
 }, 60_000);
 afterAll(() => live?.stop());
 

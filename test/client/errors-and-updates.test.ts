@@ -6,23 +6,16 @@ import {
   type BusinessOffersResponse,
   type CdsnapClient,
 } from "../../src/client/index.js";
-import {
-  DEMO_ORG_ID,
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  HARBOR_ORG_ID,
-  HARBOR_READ_KEY,
-  startLiveServer,
-  type LiveServer,
-} from "./live-server.js";
+import { DEMO_ORG_ID, DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_ORG_ID, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
+import { type StartedSite, startSite } from "../fixtures/served-site.js";
 
-let live: LiveServer;
+let live: StartedSite;
 let reader: CdsnapClient;
 let writer: CdsnapClient;
 const clientWith = (apiKey: string, orgId = DEMO_ORG_ID) => createClient({ baseUrl: live.url, apiKey, orgId });
 
 beforeAll(async () => {
-  live = await startLiveServer();
+  live = await startSite();
   reader = clientWith(DEMO_READ_KEY);
   writer = clientWith(DEMO_WRITE_KEY);
 });

@@ -11,15 +11,17 @@ import {
   type Organization,
   type Reference,
 } from "../../src/client/index.js";
-import { DEMO_ORG_ID, DEMO_READ_KEY, rawGet, startLiveServer, type LiveServer } from "./live-server.js";
+import { DEMO_ORG_ID, DEMO_READ_KEY } from "../../src/db/demo-seed.js";
+import { type StartedSite, startSite } from "../fixtures/served-site.js";
+import { rawGet } from "../fixtures/http.js";
 
-let live: LiveServer;
+let live: StartedSite;
 let cms: CdsnapClient;
 const api = (rest: string) => `/api/organizations/${DEMO_ORG_ID}/${rest}`;
 const raw = (rest: string) => rawGet(live.url, api(rest), DEMO_READ_KEY);
 
 beforeAll(async () => {
-  live = await startLiveServer();
+  live = await startSite();
   cms = createClient({ baseUrl: live.url, apiKey: DEMO_READ_KEY, orgId: DEMO_ORG_ID });
 });
 afterAll(() => live?.stop());

@@ -2,12 +2,13 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { CdsnapApiError, createClient, type FetchInitLike, type FetchLike } from "../../src/client/index.js";
-import { DEMO_ORG_ID, DEMO_READ_KEY, DEMO_WRITE_KEY, startLiveServer, type LiveServer } from "./live-server.js";
+import { DEMO_ORG_ID, DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
+import { type StartedSite, startSite } from "../fixtures/served-site.js";
 
-let live: LiveServer;
+let live: StartedSite;
 
 beforeAll(async () => {
-  live = await startLiveServer();
+  live = await startSite();
 });
 afterAll(() => live?.stop());
 afterEach(() => {

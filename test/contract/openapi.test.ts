@@ -14,7 +14,7 @@ import { ERROR_STATUS, OPERATIONS, PARAMS, ROUTES, ROUTE_KINDS, methodsOf } from
 import { businessDescriptionBody, businessOffersBody } from "../../src/model/business.js";
 import { DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
 import { OpenApiOracle } from "../fixtures/openapi-oracle.js";
-import { fixturesRemovedAfterEach } from "../helpers/fixture.js";
+import { fixturesRemovedAfterEach } from "../fixtures/build-fixture.js";
 import { unjudged } from "../fixtures/openapi-recording.js";
 
 const root = path.resolve(import.meta.dirname, "../..");

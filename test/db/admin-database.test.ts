@@ -14,7 +14,8 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { makeTempDir, removeDir, runCli, spawnCli } from "../helpers/fixture.js";
+import { makeTempDir, removeDir } from "../fixtures/build-fixture.js";
+import { runCli, spawnCli } from "../fixtures/cli.js";
 
 const HAVE_SQLITE3 = spawnSync("sqlite3", ["-version"]).status === 0;
 const REQUIRED = Boolean(process.env.CI || process.env.CDSNAP_E2E_REQUIRED);

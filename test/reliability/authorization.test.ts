@@ -6,21 +6,16 @@
  * the own write key changes a row or a file.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  HARBOR_READ_KEY,
-  api,
-  buildSite,
-  dumpBusinessTables,
-  makeSite,
-  pollUntil,
-  removeSite,
-  serveSite,
-  type Served,
-  type Site,
-} from "../server/helpers.js";
-import { SecretScanner, budget, httpCall, identities, plantCanarySecrets, printFigures, runCliBounded, scaled, secretsOf } from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
+import { buildFixture, removeFixture } from "../fixtures/build-fixture.js";
+import { dumpBusinessTables } from "../fixtures/database.js";
+import { statSnapshot } from "../fixtures/tree.js";
+import { runCliBounded } from "../fixtures/cli.js";
+import { makeSite, type Served, serveSite, type Site } from "../fixtures/served-site.js";
+import { api, httpCall } from "../fixtures/http.js";
+import { plantCanarySecrets, SecretScanner, secretsOf } from "../fixtures/secrets.js";
+import { budget, printFigures, scaled } from "../fixtures/soak.js";
+import { pollUntil } from "../fixtures/wait.js";
 
 let site: Site;
 let served: Served;
@@ -38,7 +33,7 @@ async function createKey(org: string, scopes: string): Promise<{ key: string; id
 beforeAll(async () => {
   site = await makeSite({ built: false });
   const canaries = plantCanarySecrets(site.db);
-  await buildSite(site);
+  await buildFixture(site);
   // Every refused caller many times over from one address: the failure limit is not what this area probes.
   served = await serveSite(site, { writeRate: 1_000_000_000, authFailureRate: 1_000_000_000, authRefreshMs: 100 });
   const harborWrite = await createKey("harbor", "read,write");
@@ -68,7 +63,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await served?.close();
-  await removeSite(site);
+  await removeFixture(site);
   const answers = [...figures.byAnswer].sort().map(([a, n]) => `${n} x ${a}`).join(", ");
   printFigures(`authorization: ${figures.requests} requests (${answers}), ${figures.wrong} not the D5 answer`);
   printFigures(`authorization, secrets: ${scanner?.summary()}`);
@@ -156,7 +151,7 @@ describe("authorization", () => {
 
   it("refused writes change nothing: a matrix of every refused caller on both PATCH paths leaves rows and files as they were", async () => {
     const rows = dumpBusinessTables(site.db);
-    const tree = identities(site.stateDir);
+    const tree = statSnapshot(site.stateDir);
     for (const [caller, key] of Object.entries(keys)) {
       if (caller === "demo write") continue;
       for (const org of ["demo"]) {
@@ -168,7 +163,7 @@ describe("authorization", () => {
       }
     }
     expect(dumpBusinessTables(site.db)).toBe(rows);
-    expect(identities(site.stateDir)).toBe(tree);
+    expect(statSnapshot(site.stateDir)).toBe(tree);
   });
 
   it("no key, secret or canary reached a response, the log or a file", async () => {

@@ -10,23 +10,17 @@ import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  DEMO_CONTENT,
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  HARBOR_READ_KEY,
-  REPO_ROOT,
-  api,
-  buildSite,
-  makeSite,
-  removeSite,
-  startCliServer,
-  stopCliServer,
-  storedBusiness,
-  type CliServer,
-  type Site,
-} from "../server/helpers.js";
-import { SecretScanner, budget, hashTree, httpCall, percentile, plantCanarySecrets, printFigures, runCliBounded, scaled, secretsOf, sleep } from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
+import { DEMO_CONTENT, REPO_ROOT } from "../fixtures/repo.js";
+import { buildFixture, removeFixture } from "../fixtures/build-fixture.js";
+import { storedBusiness } from "../fixtures/database.js";
+import { treeDigest } from "../fixtures/tree.js";
+import { runCliBounded } from "../fixtures/cli.js";
+import { type CliServer, makeSite, type Site, startCliServer, stopCliServer } from "../fixtures/served-site.js";
+import { api, httpCall } from "../fixtures/http.js";
+import { plantCanarySecrets, SecretScanner, secretsOf } from "../fixtures/secrets.js";
+import { budget, percentile, printFigures, scaled } from "../fixtures/soak.js";
+import { sleep } from "../fixtures/wait.js";
 
 const WRITERS = 50;
 const PER_WRITER = scaled(20, 5);
@@ -55,7 +49,7 @@ const figures = {
 beforeAll(async () => {
   site = await makeSite({ built: false });
   const canaries = plantCanarySecrets(site.db);
-  await buildSite(site);
+  await buildFixture(site);
   const created = await runCliBounded(["keys", "create", "--db", site.db, "--org", "harbor", "--scopes", "read,write", "--json"]);
   harborWriteKey = (JSON.parse(created.stdout) as { key: string }).key;
   scanner = new SecretScanner(secretsOf(canaries, [harborWriteKey]));
@@ -63,7 +57,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopCliServer(cli);
-  await removeSite(site);
+  await removeFixture(site);
   printFigures(
     `concurrency: ${figures.patches} PATCHes by ${WRITERS} writers on 2 organizations x 2 endpoints ` +
       `(${figures.lost} lost updates, ${figures.patch5xx} x 5xx, ${figures.busyInLogs} SQLITE_BUSY; p50 ${percentile(figures.patchMs, 50).toFixed(1)} ms, ` +
@@ -200,7 +194,7 @@ describe("concurrency", () => {
     const fresh = path.join(site.dir, "fresh");
     const run = await runCliBounded(["build", "--db", site.db, "--content", DEMO_CONTENT, "--out", fresh], 120_000);
     expect(run.code, run.stderr).toBe(0);
-    const [live, clean] = await Promise.all([hashTree(site.out), hashTree(fresh)]);
+    const [live, clean] = await Promise.all([treeDigest(site.out), treeDigest(fresh)]);
     figures.files = live.files;
     expect(live.unparsable).toEqual([]);
     expect(live.hash).toBe(clean.hash);

@@ -11,8 +11,13 @@ import { cp, mkdir, readFile, readlink, rm, symlink, writeFile } from "node:fs/p
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build } from "../../src/build.js";
-import { DEMO_CONTENT, makeSite, removeSite, type Site } from "../server/helpers.js";
-import { SecretScanner, budget, hashTree, plantCanarySecrets, printFigures, runCliBounded, secretsOf } from "./helpers.js";
+import { DEMO_CONTENT } from "../fixtures/repo.js";
+import { removeFixture } from "../fixtures/build-fixture.js";
+import { treeDigest } from "../fixtures/tree.js";
+import { runCliBounded } from "../fixtures/cli.js";
+import { makeSite, type Site } from "../fixtures/served-site.js";
+import { plantCanarySecrets, SecretScanner, secretsOf } from "../fixtures/secrets.js";
+import { budget, printFigures } from "../fixtures/soak.js";
 
 let site: Site;
 let content: string;
@@ -186,7 +191,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await removeSite(site);
+  await removeFixture(site);
   printFigures(
     `content sources: ${figures.cases} hostile sources, ${figures.errors} clear build errors (exit 1, file:line, live tree untouched), ` +
       `${figures.builds} correct builds, ${figures.hangs} hangs, ${figures.crashes} crashes` +
@@ -211,7 +216,7 @@ describe("hostile content sources", () => {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     await place(dir, await c.files());
-    const before = await hashTree(site.out);
+    const before = await treeDigest(site.out);
     const link = await readlink(site.out);
     const run = await runCliBounded(["build", "--db", site.db, "--content", content, "--out", site.out], c.timeoutMs ?? 60_000);
     figures.cases++;
@@ -229,7 +234,7 @@ describe("hostile content sources", () => {
     expect(run.stderr).not.toMatch(/\n\s+at /);
     try {
       if (c.expect === "either" && run.code === 0) {
-        expect((await hashTree(site.out)).unparsable).toEqual([]);
+        expect((await treeDigest(site.out)).unparsable).toEqual([]);
         figures.builds++;
       } else if (c.expect === "error" || c.expect === "either") {
         expect(run.code, `${c.name}: ${run.stderr}${run.stdout}`).toBe(1);
@@ -237,11 +242,11 @@ describe("hostile content sources", () => {
         expect(run.stderr, c.name).toMatch(/demo\/hostile\/[^\s:]*(:\d+)?: /);
         if (c.message) expect(run.stderr).toMatch(c.message);
         expect(await readlink(site.out)).toBe(link);
-        expect((await hashTree(site.out)).hash).toBe(before.hash);
+        expect((await treeDigest(site.out)).hash).toBe(before.hash);
         figures.errors++;
       } else {
         expect(run.code, `${c.name}: ${run.stderr}`).toBe(0);
-        expect((await hashTree(site.out)).unparsable).toEqual([]);
+        expect((await treeDigest(site.out)).unparsable).toEqual([]);
         await c.check?.(site.out);
         figures.builds++;
       }

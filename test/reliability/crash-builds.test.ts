@@ -12,23 +12,17 @@ import { cp, mkdir, readdir, readlink, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_CONTENT, DEMO_READ_KEY, api, makeSite, removeSite, serveSite, type Site } from "../server/helpers.js";
-import {
-  SecretScanner,
-  budget,
-  hashTree,
-  httpCall,
-  plantCanarySecrets,
-  printFigures,
-  runCliBounded,
-  scaled,
-  secretsOf,
-  sleep,
-  startCli,
-  writeBulkPosts,
-  SEED,
-  seededRandom,
-} from "./helpers.js";
+import { DEMO_READ_KEY } from "../../src/db/demo-seed.js";
+import { DEMO_CONTENT } from "../fixtures/repo.js";
+import { removeFixture } from "../fixtures/build-fixture.js";
+import { writeBulkPosts } from "../fixtures/posts.js";
+import { treeDigest } from "../fixtures/tree.js";
+import { runCliBounded, startCli } from "../fixtures/cli.js";
+import { makeSite, serveSite, type Site } from "../fixtures/served-site.js";
+import { api, httpCall } from "../fixtures/http.js";
+import { plantCanarySecrets, SecretScanner, secretsOf } from "../fixtures/secrets.js";
+import { budget, printFigures, scaled, SEED, seededRandom } from "../fixtures/soak.js";
+import { sleep } from "../fixtures/wait.js";
 
 const POSTS = 2_000;
 const KILLS = scaled(20, 5);
@@ -74,11 +68,11 @@ describe("kill -9 a build", () => {
       const run = await runCliBounded(["build", "--db", site.db, "--content", content, "--out", out], 120_000);
       expect(run.code, run.stderr).toBe(0);
       if (variant === "B") figures.builds.buildMs = run.ms;
-      hashes.set(variant, (await hashTree(out)).hash);
+      hashes.set(variant, (await treeDigest(out)).hash);
     }
   }, 240_000);
 
-  afterAll(() => removeSite(site));
+  afterAll(() => removeFixture(site));
 
   it(`${KILLS} builds killed at random moments leave the old or the new tree, whole; the next build converges`, { timeout: budget(240_000, 5) }, async () => {
     const served = await serveSite(site);
@@ -124,7 +118,7 @@ describe("kill -9 a build", () => {
 
         // --out points at a generation, and that generation is whole: exactly the old or the new clean tree.
         expect(await readlink(site.out)).toMatch(/gens\/\d{6,}\/tree$/);
-        const now = await hashTree(site.out);
+        const now = await treeDigest(site.out);
         figures.builds.files = now.files;
         expect(now.unparsable, `after a kill at ${delay.toFixed(0)} ms`).toEqual([]);
         expect([live, hashes.get(next)], `after a kill at ${delay.toFixed(0)} ms`).toContain(now.hash);
@@ -146,7 +140,7 @@ describe("kill -9 a build", () => {
       if (sources !== final) await writeBulkPosts(content, "demo", POSTS, final);
       const run = await runCliBounded(["build", "--db", site.db, "--content", content, "--out", site.out], 120_000);
       expect(run.code, run.stderr).toBe(0);
-      expect((await hashTree(site.out)).hash).toBe(hashes.get(final));
+      expect((await treeDigest(site.out)).hash).toBe(hashes.get(final));
       figures.builds.converged = true;
       expect((await readdir(path.join(site.stateDir, "gens"))).length).toBeLessThanOrEqual(2);
       expect(existsSync(path.join(site.stateDir, "lock"))).toBe(false);
@@ -182,7 +176,7 @@ describe("a full output filesystem", () => {
       }
       await rm(mount, { recursive: true, force: true });
     }
-    await removeSite(site);
+    await removeFixture(site);
   });
 
   it("a build that runs out of space fails cleanly, leaves the live tree intact, and a later build converges", { timeout: budget(120_000, 2) }, async (ctx) => {
@@ -207,7 +201,7 @@ describe("a full output filesystem", () => {
 
     const first = await build();
     expect(first.code, first.stderr).toBe(0);
-    const live = await hashTree(out);
+    const live = await treeDigest(out);
     const link = await readlink(out);
 
     const expectCleanFailure = async (what: string) => {
@@ -218,7 +212,7 @@ describe("a full output filesystem", () => {
       expect(run.stderr, what).not.toMatch(/\n\s+at /);
       figures.enospc.failedCleanly++;
       expect(await readlink(out), what).toBe(link);
-      const now = await hashTree(out);
+      const now = await treeDigest(out);
       expect(now.hash, what).toBe(live.hash);
       expect(now.unparsable).toEqual([]);
       figures.enospc.liveIntact++;
@@ -247,6 +241,6 @@ describe("a full output filesystem", () => {
     const clean = path.join(site.dir, "clean");
     const reference = await runCliBounded(["build", "--db", site.db, "--content", content, "--out", clean]);
     expect(reference.code).toBe(0);
-    expect((await hashTree(out)).hash).toBe((await hashTree(clean)).hash);
+    expect((await treeDigest(out)).hash).toBe((await treeDigest(clean)).hash);
   });
 });

@@ -8,21 +8,16 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/open.js";
-import {
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  HARBOR_READ_KEY,
-  api,
-  makeSite,
-  organizationFile,
-  removeSite,
-  startCliServer,
-  storedBusiness,
-  withDb,
-  type CliServer,
-  type Site,
-} from "../server/helpers.js";
-import { SecretScanner, budget, httpCall, plantCanarySecrets, printFigures, runCliBounded, scaled, secretsOf, sleep, seededRandom } from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
+import { removeFixture } from "../fixtures/build-fixture.js";
+import { storedBusiness, withDb } from "../fixtures/database.js";
+import { organizationFile } from "../fixtures/tree.js";
+import { runCliBounded } from "../fixtures/cli.js";
+import { type CliServer, makeSite, type Site, startCliServer } from "../fixtures/served-site.js";
+import { api, httpCall } from "../fixtures/http.js";
+import { plantCanarySecrets, SecretScanner, secretsOf } from "../fixtures/secrets.js";
+import { budget, printFigures, scaled, seededRandom } from "../fixtures/soak.js";
+import { sleep } from "../fixtures/wait.js";
 
 const rand = seededRandom();
 
@@ -54,7 +49,7 @@ describe("kill -9 the server", () => {
   afterAll(async () => {
     expect(scanner.found).toEqual([]);
     if (cli?.child.exitCode === null && cli.child.signalCode === null) cli.child.kill("SIGKILL");
-    await removeSite(site);
+    await removeFixture(site);
   });
 
   async function kill(server: CliServer): Promise<void> {

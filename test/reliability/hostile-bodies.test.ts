@@ -8,22 +8,14 @@ import fc from "fast-check";
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Db } from "../../src/db/open.js";
-import {
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  JSON_TYPE,
-  api,
-  buildSite,
-  makeSite,
-  removeSite,
-  serveSite,
-  startCliServer,
-  stopCliServer,
-  type Served,
-  type Site,
-} from "../server/helpers.js";
-import { MAX_BODY, hostileBodyArb, type BodyCase } from "./body-oracle.js";
-import { SecretScanner, budget, httpCall, identities, onTheWire, type WireAnswer, plantCanarySecrets, printFigures, scaled, secretsOf } from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
+import { buildFixture, removeFixture } from "../fixtures/build-fixture.js";
+import { statSnapshot } from "../fixtures/tree.js";
+import { makeSite, type Served, serveSite, type Site, startCliServer, stopCliServer } from "../fixtures/served-site.js";
+import { api, httpCall, JSON_TYPE, onTheWire, type WireAnswer } from "../fixtures/http.js";
+import { plantCanarySecrets, SecretScanner, secretsOf } from "../fixtures/secrets.js";
+import { budget, printFigures, scaled } from "../fixtures/soak.js";
+import { type BodyCase, hostileBodyArb, MAX_BODY } from "../fixtures/body-oracle.js";
 
 const RUNS = scaled(3_000);
 const CODES: Record<number, string> = { 400: "malformed_json", 413: "payload_too_large", 415: "unsupported_media_type", 422: "validation_failed" };
@@ -54,7 +46,7 @@ beforeAll(async () => {
   site = await makeSite({ built: false });
   const canaries = plantCanarySecrets(site.db);
   scanner = new SecretScanner(secretsOf(canaries));
-  await buildSite(site);
+  await buildFixture(site);
   served = await serveSite(site, { writeRate: 1_000_000_000 });
   db = openDatabase(site.db, { readonly: true });
 });
@@ -62,7 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   db?.close();
   await served?.close();
-  await removeSite(site);
+  await removeFixture(site);
   const statuses = [...figures.byStatus].sort(([a], [b]) => a - b).map(([s, n]) => `${n} x ${s}`).join(", ");
   printFigures(
     `hostile bodies: ${figures.tried} tried (${statuses}), ${figures.fiveXx} x 5xx, ` +
@@ -84,7 +76,7 @@ interface State {
 }
 
 async function stateNow(): Promise<State> {
-  return { version: db.pragma("data_version", { simple: true }) as number, tree: identities(site.stateDir) };
+  return { version: db.pragma("data_version", { simple: true }) as number, tree: statSnapshot(site.stateDir) };
 }
 
 async function send(c: BodyCase): Promise<{ status: number; contentType: string | null; text: string; headers: Record<string, string> }> {

@@ -12,8 +12,13 @@ import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { liveGenerationSync, treeStoreOf, type Generation } from "../../src/emit/tree-store.js";
-import { DEMO_READ_KEY, DEMO_WRITE_KEY, JSON_TYPE, api, buildSite, makeSite, removeSite, serveSite, type Served, type Site } from "../server/helpers.js";
-import { SecretScanner, budget, onTheWire, plantCanarySecrets, printFigures, scaled, secretsOf, treeFiles, type WireAnswer } from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
+import { buildFixture, removeFixture } from "../fixtures/build-fixture.js";
+import { listFiles } from "../fixtures/tree.js";
+import { makeSite, type Served, serveSite, type Site } from "../fixtures/served-site.js";
+import { api, JSON_TYPE, onTheWire, type WireAnswer } from "../fixtures/http.js";
+import { plantCanarySecrets, SecretScanner, secretsOf } from "../fixtures/secrets.js";
+import { budget, printFigures, scaled } from "../fixtures/soak.js";
 
 const CANARY = "CANARY-FILE-7f3a9c1e-outside-the-api-tree";
 const RUNS = scaled(1_500);
@@ -30,12 +35,12 @@ const figures = { generated: 0, fixed: 0, served200: 0, outside: 0, fiveXx: 0, b
 beforeAll(async () => {
   site = await makeSite({ built: false });
   scanner = new SecretScanner([...secretsOf(plantCanarySecrets(site.db)), CANARY]);
-  await buildSite(site);
+  await buildFixture(site);
   // Thousands of bad keys from one address on purpose: the failure limit is not what this area probes.
   served = await serveSite(site, { writeRate: 1_000_000_000, authFailureRate: 1_000_000_000 });
   live = liveGenerationSync(treeStoreOf(site.out))!;
 
-  for (const rel of await treeFiles(site.out)) {
+  for (const rel of await listFiles(site.out)) {
     legit.set(`/${rel.slice(0, -".json".length)}`, await readFile(path.join(live.tree, rel)));
   }
 
@@ -65,7 +70,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await served?.close();
-  await removeSite(site);
+  await removeFixture(site);
   const statuses = [...figures.byStatus].sort(([a], [b]) => a - b).map(([s, n]) => `${n} x ${s}`).join(", ");
   printFigures(
     `hostile paths: ${figures.generated + figures.fixed} tried (${figures.generated} generated, ${figures.fixed} listed; ${statuses}), ` +

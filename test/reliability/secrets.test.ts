@@ -11,22 +11,18 @@ import fc from "fast-check";
 import { cp, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  DEMO_CONTENT,
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  HARBOR_READ_KEY,
-  api,
-  makeSite,
-  removeSite,
-  startCliServer,
-  stopCliServer,
-  withDb,
-  type CliServer,
-  type Site,
-} from "../server/helpers.js";
-import { hostileBodyArb } from "./body-oracle.js";
-import { SecretScanner, budget, httpCall, onTheWire, plantCanarySecrets, printFigures, runCliBounded, scaled, sleep, startCli, writeBulkPosts, secretsOf } from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
+import { DEMO_CONTENT } from "../fixtures/repo.js";
+import { removeFixture } from "../fixtures/build-fixture.js";
+import { withDb } from "../fixtures/database.js";
+import { writeBulkPosts } from "../fixtures/posts.js";
+import { runCliBounded, startCli } from "../fixtures/cli.js";
+import { type CliServer, makeSite, type Site, startCliServer, stopCliServer } from "../fixtures/served-site.js";
+import { api, httpCall, onTheWire } from "../fixtures/http.js";
+import { plantCanarySecrets, SecretScanner, secretsOf } from "../fixtures/secrets.js";
+import { budget, printFigures, scaled } from "../fixtures/soak.js";
+import { sleep } from "../fixtures/wait.js";
+import { hostileBodyArb } from "../fixtures/body-oracle.js";
 
 let site: Site;
 let content: string;
@@ -46,7 +42,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const server of servers) await stopCliServer(server);
-  await removeSite(site);
+  await removeFixture(site);
   printFigures(
     `secrets: ${canaries.length} canaries in ${canaries.length / 3} organizations; ${scanner?.summary()}, ` +
       `${commands.length} command outputs`,

@@ -8,19 +8,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_TIMEOUTS, startServer } from "../../src/server/create-server.js";
 import { openDatabase } from "../../src/db/open.js";
-import {
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  api,
-  buildSite,
-  dumpBusinessTables,
-  makeSite,
-  removeSite,
-  serveSite,
-  type Served,
-  type Site,
-} from "../server/helpers.js";
-import { SecretScanner, budget, httpCall, onTheWire, percentile, plantCanarySecrets, printFigures, scaled, secretsOf, sleep, type WireAnswer } from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
+import { buildFixture, removeFixture } from "../fixtures/build-fixture.js";
+import { dumpBusinessTables } from "../fixtures/database.js";
+import { makeSite, type Served, serveSite, type Site } from "../fixtures/served-site.js";
+import { api, httpCall, onTheWire, type WireAnswer } from "../fixtures/http.js";
+import { plantCanarySecrets, SecretScanner, secretsOf } from "../fixtures/secrets.js";
+import { budget, percentile, printFigures, scaled } from "../fixtures/soak.js";
+import { sleep } from "../fixtures/wait.js";
 
 const HEADERS_MS = 1_000;
 const REQUEST_MS = 2_000;
@@ -43,7 +38,7 @@ const figures = {
 beforeAll(async () => {
   site = await makeSite({ built: false });
   scanner = new SecretScanner(secretsOf(plantCanarySecrets(site.db)));
-  await buildSite(site);
+  await buildFixture(site);
   served = await serveSite(site, {
     writeRate: 1_000_000_000,
     timeouts: { headersMs: HEADERS_MS, requestMs: REQUEST_MS, keepAliveMs: 1_000, checkIntervalMs: CHECK_MS },
@@ -52,7 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await served?.close();
-  await removeSite(site);
+  await removeFixture(site);
   const range = (ms: number[]) => (ms.length ? `${(Math.min(...ms) / 1000).toFixed(1)}–${(Math.max(...ms) / 1000).toFixed(1)} s` : "n/a");
   printFigures(
     `slow clients: ${figures.slowloris.length} slowloris connections cut off after ${range(figures.slowloris)} (header limit ${HEADERS_MS / 1000} s), ` +

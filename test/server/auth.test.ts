@@ -6,22 +6,13 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, revokeKey } from "../../src/db/keys.js";
-import {
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  HARBOR_READ_KEY,
-  api,
-  call,
-  expectError,
-  patchJson,
-  pollUntil,
-  rawRequest,
-  runCli,
-  sha256Hex,
-  startSite,
-  withDb,
-  type Served,
-} from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
+import { withDb } from "../fixtures/database.js";
+import { sha256Hex } from "../fixtures/tree.js";
+import { runCli } from "../fixtures/cli.js";
+import { type Served, startSite } from "../fixtures/served-site.js";
+import { api, call, expectError, patchJson, rawRequest } from "../fixtures/http.js";
+import { pollUntil } from "../fixtures/wait.js";
 
 let site: Served & { stop(): Promise<void> };
 let revokedKey: string;

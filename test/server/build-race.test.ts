@@ -5,20 +5,14 @@
  * database snapshot and before it swapped in a tree rendered from that snapshot.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  DEMO_CONTENT,
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  api,
-  buildSite,
-  call,
-  organizationFile,
-  patchJson,
-  runCli,
-  startSite,
-  storedBusiness,
-  type Served,
-} from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
+import { DEMO_CONTENT } from "../fixtures/repo.js";
+import { buildFixture } from "../fixtures/build-fixture.js";
+import { storedBusiness } from "../fixtures/database.js";
+import { organizationFile } from "../fixtures/tree.js";
+import { runCli } from "../fixtures/cli.js";
+import { type Served, startSite } from "../fixtures/served-site.js";
+import { api, call, patchJson } from "../fixtures/http.js";
 
 /**
  * The build reads the database snapshot, then the posts, then renders and swaps.
@@ -86,7 +80,7 @@ describe("D14 a PATCH and a build", () => {
   it("a PATCH committed after the build read its snapshot, before its swap, survives the swap", async () => {
     site = await startSite({ writeRate: 100_000 });
     const { reached, open } = armGate();
-    const building = buildSite(site);
+    const building = buildFixture(site);
     await reached;
 
     const offers = [{ name: "Landed mid-build", description: "Committed while the build was rendering." }];
@@ -108,7 +102,7 @@ describe("D14 a PATCH and a build", () => {
   it("a PATCH committed before the build and one after it are both kept", async () => {
     site = await startSite({ writeRate: 100_000 });
     expect((await patchJson(site.url, DESCRIPTION, DEMO_WRITE_KEY, { businessDescription: "Before the build." })).status).toBe(200);
-    await buildSite(site);
+    await buildFixture(site);
     expect((await served(site.url)).businessDescription).toBe("Before the build.");
     expect((await patchJson(site.url, OFFERS, DEMO_WRITE_KEY, { businessOffers: [] })).status).toBe(200);
     const after = await served(site.url);
@@ -136,7 +130,7 @@ describe("D14 a PATCH and a build", () => {
   it("PATCHes in a loop while library builds run end with the database's value served", async () => {
     site = await startSite({ writeRate: 100_000 });
     for (let round = 0; round < 3; round++) {
-      const building = buildSite(site);
+      const building = buildFixture(site);
       const last = await patchUntil(site.url, building, `round ${round}`);
       await building;
       expect(storedBusiness(site.db, "demo").businessDescription).toBe(last);

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_READ_KEY, api, call, startSite } from "./helpers.js";
+import { DEMO_READ_KEY } from "../../src/db/demo-seed.js";
+import { startSite } from "../fixtures/served-site.js";
+import { api, call } from "../fixtures/http.js";
 
 describe("Cache-Tag names the entities of each answer, so a CDN can purge by entity", () => {
   let site: Awaited<ReturnType<typeof startSite>>;

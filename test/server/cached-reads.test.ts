@@ -10,7 +10,10 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { generation, liveGenerationSync, nextGenerationId, swapTo, treeStoreOf, type Generation } from "../../src/emit/tree-store.js";
 import { CACHE_CONTROL } from "../../src/api-http.js";
-import { DEMO_READ_KEY, JSON_TYPE, api, rawExchange, sha256Hex, startSite, type Served } from "./helpers.js";
+import { DEMO_READ_KEY } from "../../src/db/demo-seed.js";
+import { sha256Hex } from "../fixtures/tree.js";
+import { type Served, startSite } from "../fixtures/served-site.js";
+import { api, JSON_TYPE, rawExchange } from "../fixtures/http.js";
 
 type Site = Served & { stop(): Promise<void> };
 

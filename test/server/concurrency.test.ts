@@ -5,23 +5,12 @@
  */
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  HARBOR_READ_KEY,
-  api,
-  call,
-  dumpBusinessTables,
-  expectError,
-  organizationFile,
-  patchJson,
-  pollUntil,
-  sha256Hex,
-  startSite,
-  storedBusiness,
-  withDb,
-  type Served,
-} from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
+import { dumpBusinessTables, storedBusiness, withDb } from "../fixtures/database.js";
+import { organizationFile, sha256Hex } from "../fixtures/tree.js";
+import { type Served, startSite } from "../fixtures/served-site.js";
+import { api, call, expectError, patchJson } from "../fixtures/http.js";
+import { pollUntil } from "../fixtures/wait.js";
 import { createKey } from "../../src/db/keys.js";
 import type { Organization, BusinessOffer as Offer } from "../../src/model/api.js";
 import { canonicalJson } from "../../src/render/canonical-json.js";

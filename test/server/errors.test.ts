@@ -3,22 +3,10 @@
  * application/json; charset=utf-8, with the status and code the decision names.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  JSON_TYPE,
-  api,
-  call,
-  detailPaths,
-  dumpBusinessTables,
-  expectError,
-  patchJson,
-  rawExchange,
-  rawRequest,
-  startSite,
-  withDb,
-  type Served,
-} from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
+import { dumpBusinessTables, withDb } from "../fixtures/database.js";
+import { type Served, startSite } from "../fixtures/served-site.js";
+import { api, call, detailPaths, expectError, JSON_TYPE, patchJson, rawExchange, rawRequest } from "../fixtures/http.js";
 
 type Site = Served & { stop(): Promise<void> };
 let site: Site;

@@ -6,9 +6,10 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_SECRET_VALUES } from "../../src/db/demo-seed.js";
+import { DEMO_READ_KEY, DEMO_SECRET_VALUES } from "../../src/db/demo-seed.js";
 import { liveGenerationSync, treeStoreOf } from "../../src/emit/tree-store.js";
-import { DEMO_READ_KEY, api, expectError, rawRequest, startSite, type Served } from "./helpers.js";
+import { type Served, startSite } from "../fixtures/served-site.js";
+import { api, expectError, rawRequest } from "../fixtures/http.js";
 
 type Site = Served & { stop(): Promise<void> };
 let site: Site;

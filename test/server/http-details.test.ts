@@ -9,22 +9,11 @@
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, revokeKey } from "../../src/db/keys.js";
-import {
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  HARBOR_READ_KEY,
-  api,
-  dumpBusinessTables,
-  expectError,
-  makeSite,
-  removeSite,
-  startCliServer,
-  startSite,
-  stopCliServer,
-  withDb,
-  type RawResponse,
-  type Served,
-} from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
+import { removeFixture as removeSite } from "../fixtures/build-fixture.js";
+import { dumpBusinessTables, withDb } from "../fixtures/database.js";
+import { makeSite, type Served, startCliServer, startSite, stopCliServer } from "../fixtures/served-site.js";
+import { api, expectError, type RawResponse } from "../fixtures/http.js";
 
 type Site = Served & { stop(): Promise<void> };
 

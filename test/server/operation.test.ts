@@ -5,34 +5,20 @@
 import { existsSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  api,
-  buildSite,
-  call,
-  expectError,
-  makeSite,
-  organizationFile,
-  patchJson,
-  pollUntil,
-  rawRequest,
-  removeSite,
-  serveSite,
-  startCliServer,
-  stopCliServer,
-  storedBusiness,
-  withDb,
-  type CliServer,
-  type Site,
-} from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
+import { buildFixture, removeFixture } from "../fixtures/build-fixture.js";
+import { storedBusiness, withDb } from "../fixtures/database.js";
+import { organizationFile } from "../fixtures/tree.js";
+import { type CliServer, makeSite, serveSite, type Site, startCliServer, stopCliServer } from "../fixtures/served-site.js";
+import { api, call, expectError, patchJson, rawRequest } from "../fixtures/http.js";
+import { pollUntil } from "../fixtures/wait.js";
 
 let site: Site | undefined;
 let cli: CliServer | undefined;
 afterEach(async () => {
   await stopCliServer(cli);
   cli = undefined;
-  await removeSite(site);
+  await removeFixture(site);
   site = undefined;
 });
 
@@ -112,7 +98,7 @@ describe("cdsnap serve does not build (D14)", () => {
     }
     expect(existsSync(site.out)).toBe(false);
     expect(storedBusiness(site.db, "demo").businessDescription).toBe("Stored before any build.");
-    await buildSite(site);
+    await buildFixture(site);
     const file = JSON.parse((await organizationFile(site, "demo")).toString("utf8")) as { businessDescription: string };
     expect(file.businessDescription).toBe("Stored before any build.");
   });

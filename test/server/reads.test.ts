@@ -4,19 +4,9 @@
  * D11's CORS.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  HARBOR_READ_KEY,
-  JSON_TYPE,
-  api,
-  call,
-  expectError,
-  patchJson,
-  rawExchange,
-  startSite,
-  type Served,
-} from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
+import { type Served, startSite } from "../fixtures/served-site.js";
+import { api, call, expectError, JSON_TYPE, patchJson, rawExchange } from "../fixtures/http.js";
 
 type Site = Served & { stop(): Promise<void> };
 let site: Site;

@@ -4,23 +4,11 @@
  * changes nothing, not a row and not a byte of the tree.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  DEMO_READ_KEY,
-  DEMO_WRITE_KEY,
-  HARBOR_READ_KEY,
-  api,
-  call,
-  detailPaths,
-  dumpBusinessTables,
-  expectError,
-  organizationFile,
-  patchJson,
-  rawRequest,
-  snapshotTree,
-  startSite,
-  storedBusiness,
-  type Served,
-} from "./helpers.js";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
+import { dumpBusinessTables, storedBusiness } from "../fixtures/database.js";
+import { organizationFile, snapshotTree } from "../fixtures/tree.js";
+import { type Served, startSite } from "../fixtures/served-site.js";
+import { api, call, detailPaths, expectError, patchJson, rawRequest } from "../fixtures/http.js";
 import type { Organization, BusinessOffer as Offer } from "../../src/model/api.js";
 
 type Site = Served & { stop(): Promise<void> };

@@ -6,21 +6,11 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
 import type { BuildReport } from "../../src/report.js";
-import {
-  buildArgs,
-  cliPath,
-  hashTree,
-  insertBlock,
-  insertCategory,
-  insertOrg,
-  pathExists,
-  postMeta,
-  runCli,
-  withDb,
-  writePost,
-  type Fixture,
-  fixturesRemovedAfterEach,
-} from "../helpers/fixture.js";
+import { type Fixture, fixturesRemovedAfterEach } from "../fixtures/build-fixture.js";
+import { insertBlock, insertCategory, insertOrg, withDb } from "../fixtures/database.js";
+import { postMeta, writePost } from "../fixtures/posts.js";
+import { hashTree, pathExists } from "../fixtures/tree.js";
+import { buildArgs, cliPath, runCli } from "../fixtures/cli.js";
 
 const { fixture } = fixturesRemovedAfterEach();
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mapLimit } from "../../src/concurrency.js";
+import { mapLimit } from "../src/concurrency.js";
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -5,15 +5,18 @@
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { makeCheckFixture, post, removeFixture, runCli, writePost, type CheckFixture } from "./helpers.js";
+import { type Fixture, removeFixture } from "../fixtures/build-fixture.js";
+import { post, writePost } from "../fixtures/posts.js";
+import { runCli } from "../fixtures/cli.js";
+import { makeCheckFixture } from "../fixtures/check-fixture.js";
 
-let fx: CheckFixture | undefined;
+let fx: Fixture | undefined;
 afterEach(async () => {
   await removeFixture(fx);
   fx = undefined;
 });
 
-const args = (f: CheckFixture, ...extra: string[]) => ["check", "--db", f.db, "--content", f.content, ...extra];
+const args = (f: Fixture, ...extra: string[]) => ["check", "--db", f.db, "--content", f.content, ...extra];
 
 interface JsonFinding {
   rule: string;
@@ -32,7 +35,7 @@ interface JsonResult {
 }
 
 /** One post failing every rule once, and one clean post. */
-async function everyRuleFixture(): Promise<CheckFixture> {
+async function everyRuleFixture(): Promise<Fixture> {
   const f = await makeCheckFixture();
   await writePost(f, "acme/clean.md", post("clean", ["category: news"], "Nothing to see.\n"));
   await writePost(f, "acme/draft.md", post("draft-one", [], "x\n", "draft"));

@@ -2,17 +2,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import path from "node:path";
 import { build as esbuild } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  REPO_ROOT,
-  hashTree,
-  insertOrg,
-  makeFixture,
-  postMeta,
-  removeDir,
-  withDb,
-  writePost,
-  type Fixture,
-} from "../helpers/fixture.js";
+import { REPO_ROOT } from "../fixtures/repo.js";
+import { type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
+import { insertOrg, withDb } from "../fixtures/database.js";
+import { postMeta, writePost } from "../fixtures/posts.js";
+import { hashTree } from "../fixtures/tree.js";
 import { spawn } from "node:child_process";
 
 function run(cli: string, args: string[], env: NodeJS.ProcessEnv) {

@@ -1,6 +1,6 @@
 /** The one mapping from API path to file: round trips, reserved words, no collisions. */
 import { describe, expect, test } from "vitest";
-import { fileOf, parseApiPath, pathOf, routeOfFile, type Route } from "../../src/api-paths.js";
+import { fileOf, parseApiPath, pathOf, routeOfFile, type Route } from "../src/api-paths.js";
 
 const ORG = "demo";
 

@@ -6,14 +6,9 @@
 import { describe, expect, test } from "vitest";
 import { fileOf } from "../../src/api-paths.js";
 import type { ContentDetail } from "../../src/model/api.js";
-import {
-  buildFixture,
-  buildProblems,
-  pathExists,
-  readTreeJson,
-  writePost,
-  fixturesRemovedAfterEach,
-} from "../helpers/fixture.js";
+import { buildFixture, buildProblems, fixturesRemovedAfterEach } from "../fixtures/build-fixture.js";
+import { writePost } from "../fixtures/posts.js";
+import { pathExists, readTreeJson } from "../fixtures/tree.js";
 
 const { orgFixture } = fixturesRemovedAfterEach();
 
