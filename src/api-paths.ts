@@ -13,30 +13,37 @@ import { PARAMS, ROUTE_KINDS, ROUTES, type ParamName, type ParamSpec, type Route
 
 export type { Route, RouteKind } from "./route-table.js";
 
-interface Segment {
-  literal?: string;
-  param?: ParamSpec;
-}
-
 interface CompiledRoute {
   kind: RouteKind;
-  segments: Segment[];
+  length: number;
+  /** Compared first: a path of the wrong section fails here, before any pattern runs. */
+  literals: [index: number, text: string][];
+  params: [index: number, param: ParamSpec][];
 }
 
-const compile = (kind: RouteKind): CompiledRoute => ({
-  kind,
-  segments: ROUTES[kind].path
-    .slice(1)
-    .split("/")
-    .map((s) => (s.startsWith("{") ? { param: PARAMS[s.slice(1, -1) as ParamName] } : { literal: s })),
-});
+function compile(kind: RouteKind): CompiledRoute {
+  const segments = ROUTES[kind].path.slice(1).split("/");
+  const route: CompiledRoute = { kind, length: segments.length, literals: [], params: [] };
+  segments.forEach((s, i) => {
+    if (s.startsWith("{")) route.params.push([i, PARAMS[s.slice(1, -1) as ParamName]]);
+    else route.literals.push([i, s]);
+  });
+  return route;
+}
 
 // Routes by their number of segments: a path is only ever compared with the few of its own length.
-const BY_LENGTH = new Map<number, CompiledRoute[]>();
-for (const route of ROUTE_KINDS.map(compile)) {
-  const same = BY_LENGTH.get(route.segments.length) ?? [];
-  same.push(route);
-  BY_LENGTH.set(route.segments.length, same);
+// Built on first use, so a bundle that never parses a path (the browser client) drops it.
+let byLength: Map<number, CompiledRoute[]> | undefined;
+function routesOfLength(length: number): readonly CompiledRoute[] {
+  if (!byLength) {
+    byLength = new Map();
+    for (const route of ROUTE_KINDS.map(compile)) {
+      const same = byLength.get(route.length) ?? [];
+      same.push(route);
+      byLength.set(route.length, same);
+    }
+  }
+  return byLength.get(length) ?? [];
 }
 
 /** Whether a raw (still percent-encoded) path segment is a legal value of the parameter. */
@@ -55,14 +62,11 @@ export function pathOf(route: Route): string {
 }
 
 function match(route: CompiledRoute, parts: readonly string[]): Route | null {
+  for (const [i, text] of route.literals) if (parts[i] !== text) return null;
   const values: Record<string, string> = { kind: route.kind };
-  for (let i = 0; i < parts.length; i++) {
-    const { literal, param } = route.segments[i]!;
-    const part = parts[i]!;
-    if (param) {
-      if (!paramAccepts(param, part)) return null;
-      values[param.field] = part;
-    } else if (part !== literal) return null;
+  for (const [i, param] of route.params) {
+    if (!paramAccepts(param, parts[i]!)) return null;
+    values[param.field] = parts[i]!;
   }
   return values as unknown as Route;
 }
@@ -77,7 +81,7 @@ function match(route: CompiledRoute, parts: readonly string[]): Route | null {
 export function parseApiPath(rawPath: string): Route | null {
   if (rawPath.charCodeAt(0) !== 0x2f) return null;
   const parts = rawPath.slice(1).split("/");
-  for (const route of BY_LENGTH.get(parts.length) ?? []) {
+  for (const route of routesOfLength(parts.length)) {
     const found = match(route, parts);
     if (found) return found;
   }

@@ -73,9 +73,15 @@ export const ERROR_STATUS = {
 
 export type ServerErrorCode = keyof typeof ERROR_STATUS;
 
-/** Refusals any request can meet before its route is looked at: the request itself is at fault, or the server. */
-const ANY_REQUEST = ["bad_request", "request_timeout", "expectation_failed", "headers_too_large", "internal"] as const;
+/**
+ * The codes of an operation: the refusals any request can meet before its
+ * route is looked at (the request itself is at fault, or the server), and these.
+ */
+function anyRequestAnd(...codes: ServerErrorCode[]): readonly ServerErrorCode[] {
+  return ["bad_request", "request_timeout", "expectation_failed", "headers_too_large", "internal", ...codes];
+}
 
+// The /* @__PURE__ */ marks let the browser client's bundle drop what it never reads.
 /**
  * The methods a route answers, and for each the error codes it can answer.
  * Any other method on a route's path is `405 method_not_allowed` with `Allow`.
@@ -84,13 +90,12 @@ const ANY_REQUEST = ["bad_request", "request_timeout", "expectation_failed", "he
  */
 export const OPERATIONS = {
   read: {
-    GET: [...ANY_REQUEST, "unauthorized", "forbidden", "not_found", "rate_limited"],
-    HEAD: [...ANY_REQUEST, "unauthorized", "forbidden", "not_found", "rate_limited"],
-    OPTIONS: [...ANY_REQUEST, "not_found"],
+    GET: /* @__PURE__ */ anyRequestAnd("unauthorized", "forbidden", "not_found", "rate_limited"),
+    HEAD: /* @__PURE__ */ anyRequestAnd("unauthorized", "forbidden", "not_found", "rate_limited"),
+    OPTIONS: /* @__PURE__ */ anyRequestAnd("not_found"),
   },
   write: {
-    PATCH: [
-      ...ANY_REQUEST,
+    PATCH: /* @__PURE__ */ anyRequestAnd(
       "malformed_json",
       "request_aborted",
       "unauthorized",
@@ -102,10 +107,10 @@ export const OPERATIONS = {
       "unsupported_media_type",
       "validation_failed",
       "rate_limited",
-    ],
-    OPTIONS: [...ANY_REQUEST, "not_found"],
+    ),
+    OPTIONS: /* @__PURE__ */ anyRequestAnd("not_found"),
   },
-} as const satisfies Record<string, Record<string, readonly ServerErrorCode[]>>;
+} satisfies Record<string, Record<string, readonly ServerErrorCode[]>>;
 
 export type Access = keyof typeof OPERATIONS;
 export type Method = keyof (typeof OPERATIONS)["read"] | keyof (typeof OPERATIONS)["write"];
@@ -216,7 +221,7 @@ export const ROUTES = {
 } as const satisfies Record<string, RouteSpec>;
 
 export type RouteKind = keyof typeof ROUTES;
-export const ROUTE_KINDS = Object.keys(ROUTES) as RouteKind[];
+export const ROUTE_KINDS = /* @__PURE__ */ Object.keys(ROUTES) as RouteKind[];
 
 type ParamsIn<T extends string> = T extends `${string}{${infer P}}${infer Rest}` ? P | ParamsIn<Rest> : never;
 type FieldsOf<K extends RouteKind> = (typeof PARAMS)[ParamsIn<(typeof ROUTES)[K]["path"]> & ParamName]["field"];
@@ -251,7 +256,7 @@ export function kindOf(entity: Entity, role: Role): RouteKind {
 }
 
 /** Routes with one file per organization: every organization has each of them. */
-export const ORG_FILE_KINDS = ROUTE_KINDS.filter((k) => ROUTES[k].role === "single" || ROUTES[k].role === "list");
+export const ORG_FILE_KINDS = /* @__PURE__ */ ROUTE_KINDS.filter((k) => ROUTES[k].role === "single" || ROUTES[k].role === "list");
 
 /** The routes of an item (block or post) that a build writes one file each for. */
 export function itemFileKinds(entity: "block" | "post"): RouteKind[] {
