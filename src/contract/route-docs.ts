@@ -66,7 +66,7 @@ export const ROUTE_DOCS: Record<RouteKind, RouteDocs> = {
     tag: "Contents",
     summary: "Published contents, newest first",
     description:
-      "A summary of every published post (no body), newest publish date first, then by id (D2). " +
+      "A summary of every published post (no body), newest publish date first, then by slug (D2). " +
       "Filter by category on the client by `categorySlug`.",
     notFound: NO_TREE,
   },
@@ -91,7 +91,7 @@ export const ROUTE_DOCS: Record<RouteKind, RouteDocs> = {
   categories: {
     tag: "Categories",
     summary: "Categories",
-    description: "Every category of the organization in D2 order (position, then id).",
+    description: "Every category of the organization in D2 order (position, then display value, then id).",
     notFound: NO_TREE,
   },
 };
@@ -117,7 +117,7 @@ export const QUERY_DOCS: Record<"pages", string> = {
 export const ERROR_DOCS: Record<Exclude<ServerErrorCode, "not_found">, string> = {
   bad_request:
     "`bad_request`: the request is not well-formed HTTP (a malformed request line or header, no `Host` or two); " +
-    "answered before any route is looked at, and the connection is closed.",
+    "answered before any route is looked at. A request the HTTP parser cannot read also has its connection closed.",
   malformed_json: "`malformed_json`: the body is not strict UTF-8 JSON, or an object in it repeats a member name.",
   request_aborted: "`request_aborted`: the body stopped arriving before its end.",
   unauthorized: "`unauthorized`: the `x-api-key` header is missing, or names no key, or a revoked one (D5).",
