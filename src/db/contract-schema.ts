@@ -82,6 +82,9 @@ CREATE TABLE IF NOT EXISTS block_pages(
 interface ContractColumn {
   name: string;
   type: string;
+  notNull: boolean;
+  /** The DEFAULT clause's SQL text, or null. */
+  defaultSql: string | null;
 }
 
 let contractColumns: ReadonlyMap<string, readonly ContractColumn[]> | undefined;
@@ -106,10 +109,13 @@ function contractTables(): ReadonlyMap<string, readonly ContractColumn[]> {
 
 function columnsOf(db: Db, table: string): ContractColumn[] {
   // table_xinfo also lists generated columns; a view answers it like a table.
-  return (db.prepare("SELECT name, type FROM pragma_table_xinfo(?)").all(table) as ContractColumn[]).map((c) => ({
-    name: c.name,
-    type: c.type,
-  }));
+  const rows = db.prepare("SELECT name, type, \"notnull\", dflt_value FROM pragma_table_xinfo(?)").all(table) as {
+    name: string;
+    type: string;
+    notnull: number;
+    dflt_value: string | null;
+  }[];
+  return rows.map((c) => ({ name: c.name, type: c.type, notNull: c.notnull === 1, defaultSql: c.dflt_value }));
 }
 
 export interface SchemaGaps {
@@ -133,14 +139,23 @@ export function findSchemaGaps(db: Db): SchemaGaps {
   return gaps;
 }
 
+/**
+ * SQLite adds a NOT NULL column only with a default, and the contract's
+ * defaults are what existing rows should read; a NOT NULL column without one
+ * is added nullable and must then be filled, as the build refuses NULL there.
+ */
+function howToAdd(table: string, column: ContractColumn): string {
+  const add = `ALTER TABLE ${table} ADD COLUMN ${column.name} ${column.type}`;
+  if (column.defaultSql !== null) return `add it: ${add}${column.notNull ? " NOT NULL" : ""} DEFAULT ${column.defaultSql}`;
+  if (!column.notNull) return `add it: ${add}`;
+  return `add it: ${add}, then give every row a value, as the build refuses a NULL ${column.name}`;
+}
+
 /** One line per missing table or column, each with what adds it. */
 export function describeGaps(file: string, gaps: SchemaGaps): string {
   const lines = [
     ...gaps.tables.map((table) => `  no table ${table} (cdsnap db migrate --db ${file} creates it empty)`),
-    ...gaps.columns.map(
-      ({ table, column }) =>
-        `  table ${table} has no column ${column.name} (add it: ALTER TABLE ${table} ADD COLUMN ${column.name} ${column.type})`,
-    ),
+    ...gaps.columns.map(({ table, column }) => `  table ${table} has no column ${column.name} (${howToAdd(table, column)})`),
   ];
   const advice =
     gaps.columns.length > 0

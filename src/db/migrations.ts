@@ -11,9 +11,9 @@ import { CONTRACT_TABLES_SQL, describeGaps, findSchemaGaps } from "./contract-sc
 import type { Db } from "./open.js";
 
 /** cdsnap's additions, by name; none is needed to read, so a database without them builds and serves. */
-const ADDITIONS: readonly { name: string; sql: string }[] = [
+const ADDITIONS: readonly { name: string; table: string; sql: string }[] = [
   // `keys list --org` lists by organization; the key check finds keys by hash through the UNIQUE index.
-  { name: "api_keys_org", sql: "CREATE INDEX IF NOT EXISTS api_keys_org ON api_keys(org_id)" },
+  { name: "api_keys_org", table: "api_keys", sql: "CREATE INDEX IF NOT EXISTS api_keys_org ON api_keys(org_id)" },
 ];
 
 const BOOKKEEPING_SQL = `CREATE TABLE IF NOT EXISTS cdsnap_schema(
@@ -37,7 +37,9 @@ export function migrate(db: Db, now: Date = new Date()): MigrateResult {
       const applied = new Set(
         hasBookkeeping ? (db.prepare("SELECT name FROM cdsnap_schema").pluck().all() as string[]) : [],
       );
-      const pending = ADDITIONS.filter((addition) => !applied.has(addition.name));
+      // A contract table the admin tools made a view cannot take an index; the addition waits, unrecorded.
+      const isTable = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE").pluck();
+      const pending = ADDITIONS.filter((addition) => !applied.has(addition.name) && isTable.get(addition.table));
       if (pending.length > 0) {
         db.exec(BOOKKEEPING_SQL);
         const record = db.prepare("INSERT INTO cdsnap_schema (name, applied_at) VALUES (?, ?)");

@@ -347,6 +347,48 @@ describe.skipIf(!HAVE_SQLITE3 && !REQUIRED)("a database made by the admin tools 
     expect(await fileHash(site.db)).toBe(before);
   });
 
+  it("the ALTER TABLE a refusal suggests, run as given, makes the database build with the contract's default", async () => {
+    const site = await makeAdminSite(dir, adminSchema({ omitColumn: "business_description" }));
+    const refused = await runCli(["build", "--db", site.db, "--content", site.content, "--out", site.out]);
+    expect(refused.code).toBe(2);
+    const suggested = /add it: (ALTER TABLE [^\n)]*)\)/.exec(refused.stderr)?.[1];
+    expect(suggested).toBe("ALTER TABLE organizations ADD COLUMN business_description TEXT NOT NULL DEFAULT ''");
+    sqlite(site.db, `${suggested};`);
+    const built = await runCli(["build", "--db", site.db, "--content", site.content, "--out", site.out]);
+    expect(built.stderr).toBe("");
+    expect(built.code).toBe(0);
+    const org = JSON.parse(await readFile(path.join(site.out, "api/organizations/acme/organization.json"), "utf8"));
+    expect(org.businessDescription).toBe("");
+  });
+
+  it("a missing NOT NULL column without a default is suggested nullable, with the rows to fill", async () => {
+    const site = await makeAdminSite(dir, adminSchema({ omitColumn: "status" }).replace(/, status, position\) VALUES/, ", position) VALUES").replace("'Hero', 'published', 0", "'Hero', 0").replace("'Promo', 'draft', 1", "'Promo', 1"));
+    const refused = await runCli(["build", "--db", site.db, "--content", site.content, "--out", site.out]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /table blocks has no column status \(add it: ALTER TABLE blocks ADD COLUMN status TEXT, then give every row a value, as the build refuses a NULL status\)/,
+    );
+  });
+
+  it("db migrate adopts a database whose api_keys is a view: the index waits, unrecorded, and keys still list", async () => {
+    const schema = adminSchema()
+      .replace("CREATE TABLE api_keys(", "CREATE TABLE admin_keys(")
+      .replace(
+        "CREATE TABLE admin_users(",
+        "CREATE VIEW api_keys AS SELECT id, org_id, key_sha256, scopes, label, created_at, revoked_at FROM admin_keys;\nCREATE TABLE admin_users(",
+      )
+      .replace("INSERT INTO api_keys(", "INSERT INTO admin_keys(");
+    const site = await makeAdminSite(dir, schema);
+    const migrated = await runCli(["db", "migrate", "--db", site.db]);
+    expect(migrated.stderr).toBe("");
+    expect(migrated.code).toBe(0);
+    expect(sqlite(site.db, "SELECT count(*) FROM sqlite_schema WHERE name = 'api_keys_org';").trim()).toBe("0");
+    expect(sqlite(site.db, "SELECT count(*) FROM sqlite_schema WHERE name = 'cdsnap_schema';").trim()).toBe("0");
+    const listed = await runCli(["keys", "list", "--db", site.db, "--org", "acme"]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/k-read/);
+  });
+
   it("a contract table may be a view over the admin tools' own table: the build reads it", async () => {
     const schema = adminSchema()
       .replace("CREATE TABLE organizations(", "CREATE TABLE admin_organizations(")
