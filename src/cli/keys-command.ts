@@ -32,9 +32,10 @@ export function registerKeys(program: Command): void {
         process.stdout.write(`${JSON.stringify({ key: created.rawKey, ...record })}\n`);
         return;
       }
-      process.stdout.write(
-        `${created.rawKey}\n` +
-          `created key ${created.record.id} for ${created.record.orgId} (${created.record.scopes.join(",")}); ` +
+      // The key alone on stdout, so `KEY=$(cdsnap keys create …)` captures it; the note is for the person.
+      process.stdout.write(`${created.rawKey}\n`);
+      process.stderr.write(
+        `created key ${created.record.id} for ${created.record.orgId} (${created.record.scopes.join(",")}); ` +
           "store it now: it is not shown again\n",
       );
     });

@@ -5,6 +5,7 @@
  * non-zero on failure. `--debug` adds the stack of an unexpected error.
  */
 import { Command, CommanderError } from "commander";
+import packageJson from "../../package.json" with { type: "json" };
 import { AuditFailedError, CdsnapError, InvalidSourcesError, UsageError, formatProblems } from "../errors.js";
 import { registerAudit } from "./audit-command.js";
 import { registerBuild } from "./build-command.js";
@@ -45,6 +46,7 @@ function fail(error: unknown, debug: boolean): number {
 export function createProgram(): Command {
   const program = new Command("cdsnap")
     .description("Static snapshots of an organization's content API, and the origin that serves them")
+    .version(packageJson.version, "-V, --version", "print the version of cdsnap")
     .option("--debug", "show the stack of unexpected errors")
     .showHelpAfterError()
     .exitOverride();

@@ -116,11 +116,11 @@ describe("cdsnap keys", () => {
   it("create prints a raw key once that works, list never shows it, revoke stops it without a restart", async () => {
     const created = await runCli(["keys", "create", "--db", site.db, "--org", "demo", "--scopes", "read,write", "--label", "ci"]);
     expect(created.code, created.stderr).toBe(0);
-    const [rawKey, summary] = created.stdout.split("\n");
-    expect(rawKey).toMatch(/^\S{20,}$/);
-    const key = rawKey!;
-    expect(created.stdout.split(key).length - 1).toBe(1);
-    const keyId = /created key (\S+) for demo/.exec(summary ?? "")?.[1];
+    // stdout is the key alone, so `KEY=$(cdsnap keys create …)` captures exactly it.
+    expect(created.stdout).toMatch(/^\S{20,}\n$/);
+    const key = created.stdout.trim();
+    expect(created.stderr).not.toContain(key);
+    const keyId = /created key (\S+) for demo \(read,write\); store it now/.exec(created.stderr)?.[1];
     expect(keyId).toBeDefined();
 
     const stored = withDb(site.db, (db) => db.prepare("SELECT key_sha256, scopes FROM api_keys WHERE id = ?").get(keyId)) as {
