@@ -25,27 +25,53 @@ interface Unclosed {
 const CLOSED_SINGLE = /^'(?:[^']|'')*'$/;
 const CLOSED_DOUBLE = /^"(?:[^"\\]|\\[\s\S])*"$/;
 
-/** Flow collections and quoted scalars that run to the end of the YAML, in the order they open. */
+/**
+ * Flow collections and quoted scalars that run to the end of the YAML, in the
+ * order they open. The walk keeps its own stack: a hostile post nests
+ * thousands of brackets deep.
+ */
 function unclosedOpenings(yaml: string): Unclosed[] {
   const found: Unclosed[] = [];
-  for (const token of new Parser().parse(yaml)) {
-    CST.visit(token as CST.Document, (item) => {
-      const node = item.value;
-      if (node?.type === "flow-collection") {
+  const pending: (CST.Token | undefined)[] = [...new Parser().parse(yaml)];
+  for (let node = pending.pop(); node !== undefined || pending.length > 0; node = pending.pop()) {
+    if (node === undefined) continue;
+    switch (node.type) {
+      case "document":
+        pending.push(node.value);
+        break;
+      case "flow-collection": {
         const closer = node.start.source === "[" ? "]" : "}";
         if (!node.end.some((t) => t.source === closer)) {
           found.push({ offset: node.offset, opener: `'${node.start.source}'`, closer, fix: `end the ${closer === "]" ? "list" : "mapping"} with '${closer}'` });
         }
-      } else if (node?.type === "single-quoted-scalar" || node?.type === "double-quoted-scalar") {
+        for (const item of node.items) pending.push(item.key ?? undefined, item.value);
+        break;
+      }
+      case "block-map":
+      case "block-seq":
+        for (const item of node.items) pending.push("key" in item ? (item.key ?? undefined) : undefined, item.value);
+        break;
+      case "single-quoted-scalar":
+      case "double-quoted-scalar": {
         const single = node.type === "single-quoted-scalar";
         if (!(single ? CLOSED_SINGLE : CLOSED_DOUBLE).test(node.source)) {
           const quote = single ? "'" : '"';
           found.push({ offset: node.offset, opener: `quote ${quote}`, closer: quote, fix: "close it" });
         }
+        break;
       }
-    });
+      default:
+        break;
+    }
   }
   return found.sort((a, b) => a.offset - b.offset);
+}
+
+const MAX_SHOWN = 160;
+
+/** A suggested line as a message shows it: whole, unless it is long. */
+function shown(line: string): string {
+  return line.length <= MAX_SHOWN ? line : `${line.slice(0, MAX_SHOWN - 10)}…`;
 }
 
 /** `key: value` on one line, after its indentation and any `- `. */
@@ -61,7 +87,7 @@ export function quoteValue(value: string): string {
 /** The `key: value` of a line, with the value quoted. */
 function quoted(line: string): string | undefined {
   const match = KEY_VALUE.exec(line);
-  return match ? `${match[2]}: ${quoteValue(match[3]!)}` : undefined;
+  return match ? shown(`${match[2]}: ${quoteValue(match[3]!)}`) : undefined;
 }
 
 /**
@@ -82,7 +108,8 @@ export function describeYamlErrors(
   const tabbed = [...new Set(errors.filter((e) => e.code === "TAB_AS_INDENT").map((e) => fileLine(e.pos[0])))];
   if (tabbed.length > 0) {
     const others = tabbed.slice(1);
-    const also = others.length === 0 ? "" : ` (so ${others.length === 1 ? "is line" : "are lines"} ${others.join(", ")})`;
+    const named = others.length <= 5 ? others.join(", ") : `${others.slice(0, 5).join(", ")} and ${others.length - 5} more`;
+    const also = others.length === 0 ? "" : ` (so ${others.length === 1 ? "is line" : "are lines"} ${named})`;
     return [{ line: tabbed[0]!, message: `front matter: this line is indented with a tab${also}; indent with spaces, not tabs` }];
   }
 
@@ -102,7 +129,7 @@ export function describeYamlErrors(
   }
   if (unclosed) {
     const line = fileLine(unclosed.offset);
-    const closedLine = `${textOf(line).trim()}${unclosed.closer}`;
+    const closedLine = shown(`${textOf(line).trim()}${unclosed.closer}`);
     add(line, `the ${unclosed.opener} on line ${line} is never closed; ${unclosed.fix} on the same line: ${closedLine}`);
   }
   return [...problems].sort(([a], [b]) => a - b).map(([line, message]) => ({ line, message }));

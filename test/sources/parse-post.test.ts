@@ -238,6 +238,14 @@ describe("YAML mistakes: each said once, at the line to change, with the change 
     ]);
   });
 
+  test("thousands of unclosed brackets: one problem, no stack overflow, the suggested line cut short", () => {
+    const problems = refused(doc({}, [`excerpt: ${"[".repeat(5_000)}`]));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]!.where).toBe(`${FILE}:8`);
+    expect(problems[0]!.message).toMatch(/^front matter: the '\[' on line 8 is never closed; end the list with '\]' on the same line: excerpt: \[+…$/);
+    expect(problems[0]!.message.length).toBeLessThan(300);
+  });
+
   test("an unclosed quote is reported at its own line", () => {
     expect(refused(doc({ title: 'title: "Spring menu' }))).toEqual([
       { where: `${FILE}:3`, message: `front matter: the quote " on line 3 is never closed; close it on the same line: title: "Spring menu"` },
