@@ -181,6 +181,10 @@ describe("cdsnap check", () => {
     expect(missingDb.stderr).toContain("does not exist");
     const missingContent = await runCli(["check", "--db", fx.db, "--content", path.join(fx.dir, "nope")]);
     expect(missingContent.code).toBe(2);
+    const asJson = await runCli(["check", "--db", path.join(fx.dir, "nope.db"), "--content", fx.content, "--json"]);
+    expect(asJson.code).toBe(2);
+    expect(asJson.stderr).toBe("");
+    expect(JSON.parse(asJson.stdout)).toEqual({ ok: false, code: "usage", message: expect.stringContaining("does not exist"), errors: [] });
 
     await writePost(fx, "acme/a.md", post("a"));
     const before = await stat(fx.db);
