@@ -39,15 +39,27 @@ interface Style {
 
 const plain: Style = { ok: (t) => t, dim: (t) => t };
 
+/**
+ * A count and its noun, the noun plural unless the count is one.
+ *
+ * @example
+ *   plural(1, "post");                     // "1 post"
+ *   plural(3, "category", "categories");   // "3 categories"
+ */
+export function plural(n: number, word: string, words = `${word}s`): string {
+  return `${n} ${n === 1 ? word : words}`;
+}
+
 export function formatReport(report: BuildReport, style: Style = plain): string {
   const lines = report.orgs.map((o) =>
     [
-      `${o.orgId}:`,
-      `published ${o.postsPublished} posts, ${o.blocksPublished} blocks, ${o.categories} categories;`,
-      `skipped ${o.postsDraft} draft, ${o.postsArchived} archived, ${o.postsScheduled} scheduled posts, ${o.blocksUnpublished} unpublished blocks;`,
+      `${o.orgId}: published ${plural(o.postsPublished, "post")}, ${plural(o.blocksPublished, "block")}, ` +
+        `${plural(o.categories, "category", "categories")}`,
+      `skipped posts: ${o.postsDraft} draft, ${o.postsArchived} archived, ${o.postsScheduled} scheduled`,
+      `skipped ${plural(o.blocksUnpublished, "unpublished block")}`,
       `files ${o.filesWritten} written, ${o.filesUnchanged} unchanged, ${o.filesRemoved} removed`,
-      o.nextPublishAt ? `; next publish ${o.nextPublishAt}` : "",
-    ].join(" "),
+      ...(o.nextPublishAt ? [`next publish ${o.nextPublishAt}`] : []),
+    ].join("; "),
   );
   const summary = report.changed
     ? `built ${report.out} (generation ${report.generation}) in ${report.durationMs} ms`

@@ -27,7 +27,13 @@ export interface CheckOptions {
 }
 
 export interface CheckResult {
+  /** No error at all: nothing the build refuses, and no lint error. */
   ok: boolean;
+  /**
+   * No error the build refuses (rule "build"): a build would succeed, and
+   * publish whatever lint errors there are, visibly broken.
+   */
+  buildOk: boolean;
   errors: Finding[];
   warnings: Finding[];
   orgsChecked: number;
@@ -101,5 +107,12 @@ export async function checkSources(options: CheckOptions): Promise<CheckResult> 
   }
   const errors = findings.filter((f) => f.severity === "error").sort(byWhere);
   const warnings = findings.filter((f) => f.severity === "warning").sort(byWhere);
-  return { ok: errors.length === 0, errors, warnings, orgsChecked: snapshot.orgs.length, postsChecked };
+  return {
+    ok: errors.length === 0,
+    buildOk: problems.length === 0,
+    errors,
+    warnings,
+    orgsChecked: snapshot.orgs.length,
+    postsChecked,
+  };
 }

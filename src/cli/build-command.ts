@@ -26,7 +26,7 @@ export function registerBuild(program: Command): void {
     .addOption(contentOption())
     .addOption(outOption())
     .option("--org <id>", "rebuild only this organization (repeatable); the others keep their files", collect)
-    .option("--json", "print the report as one JSON object (for CI)")
+    .option("--json", "print the report, or every problem of a failed build, as one JSON object (for CI)")
     .option("--changed-paths <file>", "write the API paths this build added, changed and removed (JSON), for CDN purges")
     .option("--quiet", "print nothing but errors (and the --json report)")
     .action(async (flags: BuildFlags) => {
@@ -45,7 +45,8 @@ export function registerBuild(program: Command): void {
         }),
       ).finally(progress.finish);
       if (flags.changedPaths) await writeFile(absolute(flags.changedPaths), `${JSON.stringify(report.changedPaths, null, 2)}\n`);
-      if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+      // `ok` as in the JSON of a failed build (main.ts), so CI reads both the same way.
+      if (flags.json) process.stdout.write(`${JSON.stringify({ ok: true, ...report })}\n`);
       else if (!flags.quiet) process.stdout.write(`${formatReport(report, styleFor(process.stdout))}\n`);
     });
 }

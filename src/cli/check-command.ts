@@ -1,7 +1,7 @@
-import path from "node:path";
 import type { Command } from "commander";
 import { checkSources, type CheckResult } from "../check/check-sources.js";
-import type { Finding } from "../check/lint-rules.js";
+import { plural } from "../report.js";
+import { jsonProblem } from "./json-output.js";
 import { absolute, collect, contentOption, dbOption } from "./options.js";
 
 interface CheckFlags {
@@ -12,21 +12,26 @@ interface CheckFlags {
   json?: boolean;
 }
 
-/** `where` split into an absolute file and a line, for editors; database rows have neither. */
-function located(f: Finding, content: string): Record<string, unknown> {
-  const match = /^(.+\.md):(\d+)$/.exec(f.where) ?? /^(.+\.md)$/.exec(f.where);
-  const base = { rule: f.rule, where: f.where, message: f.message };
-  if (!match) return base;
-  return { ...base, file: path.join(content, match[1]!), ...(match[2] ? { line: Number(match[2]) } : {}) };
-}
-
 /** `blog` and `/blog` mean `/blog/`. */
 function withSlashes(prefix: string): string {
   return `/${prefix.replace(/^\/+|\/+$/g, "")}/`.replace(/^\/\/$/, "/");
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
+/**
+ * What a build would do: fail on the errors it refuses (rule "build"), or
+ * succeed and publish the lint errors as they are, visibly broken.
+ */
+function verdictOf(result: CheckResult): string {
+  const refused = result.errors.filter((f) => f.rule === "build").length;
+  const lint = result.errors.length - refused;
+  const the = (n: number, what: string) => (n === 1 ? `the ${what}` : `the ${n} ${what}s`);
+  if (refused > 0) {
+    const fail = `a build would fail on ${the(refused, "error")} marked (build) and publish nothing`;
+    if (lint === 0) return fail;
+    return `${fail}; ${lint === 1 ? "the other is a lint error" : `the other ${lint} are lint errors`}, which a build would publish visibly broken`;
+  }
+  if (lint > 0) return `a build would succeed, but publish ${the(lint, "lint error")} visibly broken; fix ${lint === 1 ? "it" : "them"} first`;
+  return "a build would accept these sources";
 }
 
 export function formatCheck(result: CheckResult): string {
@@ -35,9 +40,8 @@ export function formatCheck(result: CheckResult): string {
     ...result.warnings.map((f) => `warning ${f.where}: ${f.message}  (${f.rule})`),
   ];
   const scope = `${plural(result.postsChecked, "post")} in ${plural(result.orgsChecked, "organization")}`;
-  const verdict = result.ok ? "a build would accept these sources" : "a build would refuse these sources";
   if (lines.length > 0) lines.push("");
-  lines.push(`check: ${plural(result.errors.length, "error")}, ${plural(result.warnings.length, "warning")} in ${scope}; ${verdict}`);
+  lines.push(`check: ${plural(result.errors.length, "error")}, ${plural(result.warnings.length, "warning")} in ${scope}; ${verdictOf(result)}`);
   return lines.join("\n");
 }
 
@@ -57,7 +61,7 @@ export function registerCheck(program: Command): void {
       "site path under which the frontend serves posts by slug, e.g. /blog/ (repeatable): links to <path><slug> are checked",
       collect,
     )
-    .option("--json", "print {ok, errors, warnings} as one JSON object (for CI and editors)")
+    .option("--json", "print {ok, buildOk, errors, warnings} as one JSON object (for CI and editors)")
     .action(async (flags: CheckFlags) => {
       const content = absolute(flags.content);
       const result = await checkSources(
@@ -67,8 +71,9 @@ export function registerCheck(program: Command): void {
       if (flags.json) {
         const json = {
           ok: result.ok,
-          errors: result.errors.map((f) => located(f, content)),
-          warnings: result.warnings.map((f) => located(f, content)),
+          buildOk: result.buildOk,
+          errors: result.errors.map((f) => jsonProblem(f, content)),
+          warnings: result.warnings.map((f) => jsonProblem(f, content)),
           orgsChecked: result.orgsChecked,
           postsChecked: result.postsChecked,
         };

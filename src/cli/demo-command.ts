@@ -1,4 +1,4 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import path from "node:path";
 import { mkdirSync } from "node:fs";
 import { build } from "../build.js";
@@ -7,6 +7,8 @@ import { migrate } from "../db/migrations.js";
 import { openDatabase } from "../db/open.js";
 import { formatReport } from "../report.js";
 import { startServer } from "../server/create-server.js";
+import { listenRefusal } from "./listen-error.js";
+import { portOption } from "./options.js";
 
 interface DemoFlags {
   dir: string;
@@ -21,7 +23,7 @@ export function registerDemo(program: Command): void {
     .description("build the demo organization from content/ and serve it, printing a working curl line")
     .option("--dir <dir>", "where the demo database and tree go", ".demo")
     .option("--content <dir>", "the demo posts", "content")
-    .addOption(new Option("--port <n>", "port to listen on").env("CDSNAP_PORT").default(8787).argParser(Number))
+    .addOption(portOption())
     .action(async (flags: DemoFlags) => {
       const dir = path.resolve(flags.dir);
       mkdirSync(dir, { recursive: true });
@@ -37,7 +39,10 @@ export function registerDemo(program: Command): void {
       const report = await build({ db: dbFile, content: path.resolve(flags.content), out });
       process.stdout.write(`${formatReport(report)}\n`);
 
-      const running = await startServer({ db: dbFile, out, port: flags.port });
+      const running = await startServer({ db: dbFile, out, port: flags.port }).catch((error: unknown) => {
+        // `npm start` passes no flags: the variable is the way to another port there.
+        throw listenRefusal(error, { port: "CDSNAP_PORT (e.g. CDSNAP_PORT=8788 npm start) or --port <n>" });
+      });
       const base = `${running.url}/api/organizations/${DEMO_ORG_ID}`;
       process.stdout.write(
         [

@@ -5,6 +5,7 @@
  * non-zero on failure. `--debug` adds the stack of an unexpected error.
  */
 import { Command, CommanderError } from "commander";
+import path from "node:path";
 import packageJson from "../../package.json" with { type: "json" };
 import { AuditFailedError, CdsnapError, InvalidSourcesError, UsageError, formatProblems } from "../errors.js";
 import { registerAudit } from "./audit-command.js";
@@ -14,33 +15,46 @@ import { registerCheck } from "./check-command.js";
 import { registerDb } from "./db-command.js";
 import { registerDemo } from "./demo-command.js";
 import { registerDev } from "./dev-command.js";
+import { failureJson } from "./json-output.js";
 import { registerKeys } from "./keys-command.js";
 import { registerServe } from "./serve-command.js";
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, internal: 70 } as const;
 
+function exitCodeOf(error: unknown): number {
+  if (error instanceof UsageError) return EXIT.usage;
+  if (error instanceof CdsnapError || (error as NodeJS.ErrnoException)?.code === "ENOSPC") return EXIT.failed;
+  return EXIT.internal;
+}
+
+/** Prints what a person can act on (on stderr) and returns the exit code. */
 function fail(error: unknown, debug: boolean): number {
+  const code = exitCodeOf(error);
+  const e = error as NodeJS.ErrnoException;
   if (error instanceof InvalidSourcesError || error instanceof AuditFailedError) {
     process.stderr.write(`${formatProblems(error.problems)}\n\n${styleFor(process.stderr).bad(`build failed: ${error.message}`)}\n`);
-    return EXIT.failed;
-  }
-  if (error instanceof UsageError) {
+  } else if (error instanceof CdsnapError) {
     process.stderr.write(`cdsnap: ${error.message}\n`);
-    return EXIT.usage;
-  }
-  if (error instanceof CdsnapError) {
-    process.stderr.write(`cdsnap: ${error.message}\n`);
-    return EXIT.failed;
-  }
-  const e = error as NodeJS.ErrnoException;
-  if (e?.code === "ENOSPC") {
+  } else if (code === EXIT.failed) {
     process.stderr.write(`cdsnap: the disk is full (${e.path ?? "output"}); nothing was published\n`);
-    return EXIT.failed;
+  } else {
+    process.stderr.write(`cdsnap: unexpected error: ${e?.message ?? String(error)}\n`);
+    printStackHint(error, debug);
   }
-  process.stderr.write(`cdsnap: unexpected error: ${e?.message ?? String(error)}\n`);
-  if (debug) process.stderr.write(`${e?.stack ?? ""}\n`);
+  return code;
+}
+
+function printStackHint(error: unknown, debug: boolean): void {
+  if (debug) process.stderr.write(`${(error as Error)?.stack ?? ""}\n`);
   else process.stderr.write("run again with --debug for the stack, and report it\n");
-  return EXIT.internal;
+}
+
+/** Under --json the one JSON object on stdout is the whole answer; stderr has only a bug's stack hint. */
+function failAsJson(error: unknown, content: string | undefined, debug: boolean): number {
+  const code = exitCodeOf(error);
+  process.stdout.write(`${JSON.stringify(failureJson(error, content))}\n`);
+  if (code === EXIT.internal) printStackHint(error, debug);
+  return code;
 }
 
 export function createProgram(): Command {
@@ -61,14 +75,31 @@ export function createProgram(): Command {
   return program;
 }
 
+interface JsonFlags {
+  json?: boolean;
+  content?: string;
+}
+
 async function main(argv: string[]): Promise<number> {
   const program = createProgram();
+  let running: Command | undefined;
+  program.hook("preAction", (_program, command) => {
+    running = command;
+  });
   try {
     await program.parseAsync(argv);
     return typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
-    return fail(error, program.opts<{ debug?: boolean }>().debug ?? argv.includes("--debug"));
+    if (error instanceof CommanderError && error.exitCode === 0) return EXIT.ok;
+    const debug = program.opts<{ debug?: boolean }>().debug ?? argv.includes("--debug");
+    // The flags are parsed once an action runs; commander's own usage errors come before that (it printed them).
+    const flags = running?.opts<JsonFlags>();
+    if (flags?.json ?? argv.slice(2).includes("--json")) {
+      const usage = error instanceof CommanderError ? new UsageError(error.message.replace(/^error: /, "")) : error;
+      return failAsJson(usage, flags?.content === undefined ? undefined : path.resolve(flags.content), debug);
+    }
+    if (error instanceof CommanderError) return EXIT.usage;
+    return fail(error, debug);
   }
 }
 

@@ -1,14 +1,7 @@
-import { InvalidArgumentError, Option, type Command } from "commander";
+import { Option, type Command } from "commander";
 import { DEFAULT_AUTH_FAILURE_RATE, DEFAULT_WRITE_RATE, startServer } from "../server/create-server.js";
-import { absolute, contentOption, dbOption, outOption } from "./options.js";
-
-function positiveInt(name: string, min: number, max: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${max}`);
-    return n;
-  };
-}
+import { listenRefusal, SERVE_ADDRESS_FLAGS } from "./listen-error.js";
+import { absolute, contentOption, dbOption, hostOption, outOption, portOption, wholeNumber } from "./options.js";
 
 interface ServeFlags {
   db: string;
@@ -28,24 +21,19 @@ export function registerServe(program: Command): void {
     .addOption(dbOption())
     .addOption(contentOption())
     .addOption(outOption())
-    .addOption(new Option("--host <host>", "address to listen on").env("CDSNAP_HOST").default("127.0.0.1"))
-    .addOption(
-      new Option("--port <n>", "port to listen on (0 picks a free one)")
-        .env("CDSNAP_PORT")
-        .default(8787)
-        .argParser(positiveInt("--port", 0, 65535)),
-    )
+    .addOption(hostOption())
+    .addOption(portOption())
     .addOption(
       new Option("--write-rate <n>", "PATCH requests a minute per API key")
         .env("CDSNAP_WRITE_RATE")
         .default(DEFAULT_WRITE_RATE)
-        .argParser(positiveInt("--write-rate", 1, 1_000_000)),
+        .argParser(wholeNumber("--write-rate", 1, 1_000_000)),
     )
     .addOption(
       new Option("--auth-failure-rate <n>", "requests with a missing or invalid API key a minute per client address (0: no limit)")
         .env("CDSNAP_AUTH_FAILURE_RATE")
         .default(DEFAULT_AUTH_FAILURE_RATE)
-        .argParser(positiveInt("--auth-failure-rate", 0, 1_000_000)),
+        .argParser(wholeNumber("--auth-failure-rate", 0, 1_000_000)),
     )
     .addOption(
       new Option(
@@ -64,7 +52,9 @@ export function registerServe(program: Command): void {
           authFailureRate: flags.authFailureRate,
           clientAddressHeader: flags.clientAddressHeader,
         }),
-      );
+      ).catch((error: unknown) => {
+        throw listenRefusal(error, SERVE_ADDRESS_FLAGS);
+      });
       process.stdout.write(`cdsnap serving ${running.url}\n`);
       await new Promise<void>((resolve) => {
         const stop = () => {

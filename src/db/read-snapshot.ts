@@ -109,6 +109,25 @@ function parseFieldJson(value: string): unknown {
   }
 }
 
+const SHOWN_CHARS = 60;
+
+/** A stored value as a message can show it: its start, control characters escaped. */
+function shown(value: string): string {
+  const start = value.length > SHOWN_CHARS ? `${value.slice(0, SHOWN_CHARS)}…` : value;
+  return start.replace(/\p{Cc}/gu, (c) => JSON.stringify(c).slice(1, -1));
+}
+
+/** What was stored, and what a field of this type stores: the usual mistake is a text without its quotes. */
+function notJsonMessage(type: string, value: string): string {
+  const found = value.trim() === "" ? "it is empty" : `found: ${shown(value)}`;
+  const expected: Record<string, string> = {
+    text: `a text field's value is a JSON string, with its quotes: ${shown(JSON.stringify(value))}`,
+    image: `an image field's value is a JSON object: {"url": "https://…", "alt": "…"}`,
+    video: `a video field's value is a JSON object: {"url": "https://…", "status": "ready"}`,
+  };
+  return `is not valid JSON (${found}); ${expected[type] ?? "the value must be JSON"}`;
+}
+
 function readBlocks(db: Db, orgId: string, problems: Problem[]): BlockRecord[] {
   const fieldsByBlock = new Map<string, FieldValue[]>();
   const fieldRows = prepared(db, "SELECT block_id, position, key, type, value FROM block_fields WHERE org_id = ? ORDER BY block_id, position")
@@ -117,7 +136,7 @@ function readBlocks(db: Db, orgId: string, problems: Problem[]): BlockRecord[] {
     const where = `block_fields[org_id=${orgId} block_id=${f.block_id} position=${f.position}]`;
     const value = parseFieldJson(f.value);
     if (typeof value === "symbol") {
-      problems.push({ where, message: "value: is not valid JSON" });
+      problems.push({ where, message: `value: ${notJsonMessage(f.type, f.value)}` });
       continue;
     }
     const field = check(fieldValueSchema, { key: f.key, type: f.type, value }, where, problems);

@@ -3,16 +3,22 @@
  * content folder or the database. A build that fails prints its problems and
  * changes nothing (build() leaves `--out` as it was), so the last good tree
  * keeps being served; the next good save recovers it, no restart needed.
+ * When there is no tree at all (the first build failed, and none was built
+ * before), nothing listens until a build succeeds: a server without a tree
+ * would answer 404 to everything, which looks like a bug in the site rather
+ * than in its sources.
  */
 import { watch, type FSWatcher } from "chokidar";
+import { createServer as createNetServer } from "node:net";
 import path from "node:path";
 import { build } from "../build.js";
 import { openContractDatabase } from "../db/contract-schema.js";
 import { openDatabase } from "../db/open.js";
 import { CdsnapError, type Problem } from "../errors.js";
-import type { BuildReport } from "../report.js";
+import { plural, type BuildReport } from "../report.js";
 import type { Logger } from "../server/respond.js";
-import { startServer } from "../server/create-server.js";
+import { startServer, type RunningServer } from "../server/create-server.js";
+import { missingTree } from "../server/published-tree.js";
 import { createRebuildQueue, type RebuildScope } from "./rebuild-queue.js";
 
 export interface DevOptions {
@@ -28,7 +34,12 @@ export interface DevOptions {
 }
 
 export interface RunningDev {
-  url: string;
+  /**
+   * The server's URL once it listens: right after the first build, or, when
+   * there was no tree to serve, after the first build that succeeds. Rejects
+   * when it cannot listen then (the port was taken meanwhile).
+   */
+  listening: Promise<string>;
   /** Resolves when no build is running or waiting (tests use it; a person never needs it). */
   idle(): Promise<void>;
   close(): Promise<void>;
@@ -51,9 +62,22 @@ function describeSuccess(report: BuildReport, scope: RebuildScope): string {
   if (!report.changed) return `rebuilt ${what} in ${report.durationMs} ms: no output changed`;
   const sum = (key: "filesWritten" | "filesRemoved") => report.orgs.reduce((n, o) => n + o[key], 0);
   return (
-    `rebuilt ${what} in ${report.durationMs} ms: ${sum("filesWritten")} files written, ${sum("filesRemoved")} removed; ` +
+    `rebuilt ${what} in ${report.durationMs} ms: ${plural(sum("filesWritten"), "file")} written, ${sum("filesRemoved")} removed; ` +
     `serving generation ${report.generation}`
   );
+}
+
+/**
+ * Fails the way listening on `host:port` would, without staying there: with
+ * nothing to serve yet, a busy port is reported at once rather than after the
+ * sources are fixed.
+ */
+async function probePort(host: string, port: number): Promise<void> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once("error", reject);
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
 }
 
 /** Only 4xx and 5xx answers are worth a line while authoring; the rest would drown the build messages. */
@@ -69,7 +93,7 @@ function createDevLogger(print: NonNullable<DevOptions["print"]>): Logger {
  *
  * @example
  *   const dev = await startDev({ db: "cdsnap.db", content: "content", out: "site", port: 0 });
- *   console.log(dev.url); // http://127.0.0.1:54321
+ *   console.log(await dev.listening); // http://127.0.0.1:54321
  *   await dev.close();
  */
 export async function startDev(options: DevOptions): Promise<RunningDev> {
@@ -77,11 +101,27 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   const content = path.resolve(options.content);
   const db = path.resolve(options.db);
   const out = path.resolve(options.out);
+  const host = options.host ?? "127.0.0.1";
+  const port = options.port ?? 8787;
   /** Organizations the last full build rendered: a change in one of their folders rebuilds that one alone (D14). */
   let known = new Set<string>();
   let lastFailed = false;
+  let server: RunningServer | null = null;
+  let listenFailed = false;
+  let listened!: (url: string) => void;
+  let refused!: (error: unknown) => void;
+  const listening = new Promise<string>((resolve, reject) => {
+    listened = resolve;
+    refused = reject;
+  });
 
-  async function rebuild(scope: RebuildScope, initial = false): Promise<void> {
+  async function serve(): Promise<void> {
+    server = await startServer({ db, out, host, port, log: createDevLogger(print) });
+    listened(server.url);
+  }
+
+  /** Builds; true when the build succeeded. */
+  async function rebuild(scope: RebuildScope, initial = false): Promise<boolean> {
     // After a failure, build everything: the list of problems stays complete, and so does the recovery.
     const full = scope.orgs === undefined || lastFailed || scope.orgs.some((id) => !known.has(id));
     const effective: RebuildScope = full ? { orgs: undefined } : scope;
@@ -90,6 +130,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
       if (full) known = new Set(report.orgs.map((o) => o.orgId));
       lastFailed = false;
       print(describeSuccess(report, effective), "info");
+      return true;
     } catch (error) {
       lastFailed = true;
       const problems = problemsOf(error);
@@ -97,10 +138,24 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
       if (initial && !problems) throw error;
       const message = error instanceof CdsnapError ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`;
       const lines = (problems ?? []).map((p) => `  ${p.where}: ${p.message}`);
-      print(
-        [`build failed: ${message}`, ...lines, "still serving the last good tree; fix the sources and save to rebuild"].join("\n"),
-        "error",
-      );
+      const served = server !== null || missingTree(out) === null;
+      const next = served
+        ? "still serving the last good tree; fix the sources and save to rebuild"
+        : `nothing is served yet: there is no tree to serve until a build succeeds; fix the sources and save, ` +
+          `and cdsnap dev starts listening on ${port === 0 ? `a free port of ${host}` : `${host}:${port}`}`;
+      print([`build failed: ${message}`, ...lines, next].join("\n"), "error");
+      return false;
+    }
+  }
+
+  /** A rebuild from the watch; the first that succeeds while nothing is served starts the server. */
+  async function rebuildAndServe(scope: RebuildScope): Promise<void> {
+    if (!(await rebuild(scope)) || server || listenFailed) return;
+    try {
+      await serve();
+    } catch (error) {
+      listenFailed = true;
+      refused(error);
     }
   }
 
@@ -113,13 +168,15 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   const readVersion = versionDb.prepare("PRAGMA data_version").pluck();
   let dataVersion = readVersion.get();
   try {
-    await rebuild({ orgs: undefined }, true);
+    const built = await rebuild({ orgs: undefined }, true);
+    // A tree an earlier build left is served while the sources are being fixed.
+    if (built || missingTree(out) === null) await serve();
+    else if (port !== 0) await probePort(host, port);
   } catch (error) {
     versionDb.close();
     throw error;
   }
-  const server = await startServer({ db, out, host: options.host, port: options.port, log: createDevLogger(print) });
-  const queue = createRebuildQueue((scope) => rebuild(scope), options.debounceMs ?? DEFAULT_DEBOUNCE_MS);
+  const queue = createRebuildQueue(rebuildAndServe, options.debounceMs ?? DEFAULT_DEBOUNCE_MS);
 
   let versionCheck: NodeJS.Timeout | null = null;
   const checkDatabase = () => {
@@ -157,13 +214,14 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
 
   return {
-    url: server.url,
+    listening,
     idle: () => queue.idle(),
     async close() {
       await watcher.close();
       if (versionCheck) clearTimeout(versionCheck);
       await queue.close();
-      await server.close();
+      // Read after the queue is closed: its last build may have started the server.
+      await (server as RunningServer | null)?.close();
       versionDb.close();
     },
   };

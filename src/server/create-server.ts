@@ -1,9 +1,10 @@
 /**
  * `cdsnap serve`: the origin a CDN sits in front of. Serves the built tree
  * (GET, HEAD) behind the API-key check, answers CORS preflights, and is the
- * write proxy for the two PATCH endpoints. It never builds (D14); on start it
- * brings every organization file up to its database row, which repairs a crash
- * between a PATCH's commit and its file rename.
+ * write proxy for the two PATCH endpoints. It never builds (D14), and refuses to
+ * start where no build has published a tree; on start it brings every
+ * organization file up to its database row, which repairs a crash between a
+ * PATCH's commit and its file rename.
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -24,6 +25,7 @@ import { createRateLimiter } from "./rate-limit.js";
 import { countHeader, forwardedAddressOf, originFormOf } from "./request-head.js";
 import { sendError, type Exchange, type Logger } from "./respond.js";
 import { ROUTE_KINDS, isWriteRoute, methodsOf, type RouteKind } from "../route-table.js";
+import { assertPublishedTree } from "./published-tree.js";
 import { createStaticRoute } from "./static-route.js";
 import { createWriteProxy } from "./write-proxy.js";
 
@@ -159,6 +161,7 @@ function splitUrl(url: string): { rawPath: string; query: string } {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? defaultLogger;
   const clock = options.clock ?? Date.now;
+  assertPublishedTree(options.out, options.db);
   const db = openContractDatabase(options.db, { wal: true });
   const store = treeStoreOf(options.out);
   refreshOrganizationFiles(db, store, listOrgIds(db));
@@ -315,10 +318,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, "checkContinue"));
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, "checkExpectation"));
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 8787, options.host ?? "127.0.0.1", () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 8787, options.host ?? "127.0.0.1", () => resolve());
+    });
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
 

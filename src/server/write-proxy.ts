@@ -37,12 +37,24 @@ function isJsonContentType(req: IncomingMessage): boolean {
   return params.every((p) => p === "" || p === "charset=utf-8" || p === 'charset="utf-8"');
 }
 
-function detailsOf(error: z.ZodError): ErrorDetail[] {
+/** True when the member at `path` is absent from an object that is there (zod says "received undefined"). */
+function isMissing(body: unknown, path: readonly PropertyKey[]): boolean {
+  let parent = body;
+  for (const key of path.slice(0, -1)) {
+    if (typeof parent !== "object" || parent === null) return false;
+    parent = (parent as Record<PropertyKey, unknown>)[key];
+  }
+  const last = path.at(-1);
+  return typeof parent === "object" && parent !== null && !Array.isArray(parent) && last !== undefined && !Object.hasOwn(parent, last);
+}
+
+function detailsOf(error: z.ZodError, body: unknown): ErrorDetail[] {
   return error.issues.flatMap((issue): ErrorDetail[] => {
     if (issue.code === "unrecognized_keys") {
       return issue.keys.map((key) => ({ path: [...issue.path, key].join("."), message: "is not a known property" }));
     }
-    return [{ path: issue.path.map(String).join("."), message: issue.message }];
+    const missing = issue.code === "invalid_type" && isMissing(body, issue.path);
+    return [{ path: issue.path.map(String).join("."), message: missing ? "is required" : issue.message }];
   });
 }
 
@@ -120,13 +132,13 @@ export function createWriteProxy(db: Db, store: TreeStore): WriteProxy {
       let write: () => void;
       if (route.kind === "businessDescription") {
         const parsed = businessDescriptionBody.safeParse(json);
-        if (!parsed.success) throw httpError.validationFailed(detailsOf(parsed.error));
+        if (!parsed.success) throw httpError.validationFailed(detailsOf(parsed.error, json));
         const value = parsed.data.businessDescription;
         write = () => storeBusinessDescription(db, orgId, value);
         stored = parsed.data;
       } else {
         const parsed = businessOffersBody.safeParse(json);
-        if (!parsed.success) throw httpError.validationFailed(detailsOf(parsed.error));
+        if (!parsed.success) throw httpError.validationFailed(detailsOf(parsed.error, json));
         const value = parsed.data.businessOffers;
         write = () => storeBusinessOffers(db, orgId, value);
         stored = parsed.data;

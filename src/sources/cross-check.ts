@@ -37,12 +37,16 @@ export function crossCheck(org: OrgSnapshot, posts: readonly PostRecord[]): Prob
       problems.push({ where: at(p, "slug"), message: `slug: "${p.meta.slug}" is also used by ${at(first, "slug")}` }),
   );
   const categorySlugs = new Set(org.categories.map((c) => c.slug));
+  const known =
+    categorySlugs.size === 0
+      ? "it has no categories yet"
+      : `its categories are: ${[...categorySlugs].sort().join(", ")}`;
   for (const post of posts) {
     const category = post.meta.category;
     if (category !== undefined && !categorySlugs.has(category)) {
       problems.push({
         where: at(post, "category"),
-        message: `category: "${category}" is not a category of organization ${org.id}`,
+        message: `category: "${category}" is not a category of organization ${org.id}; ${known}`,
       });
     }
   }

@@ -19,6 +19,7 @@ import { LineCounter, Schema, parseDocument, isMap, isScalar, type Document, typ
 import type { z } from "zod";
 import type { Problem } from "../errors.js";
 import { parsePublishDate } from "../model/rules.js";
+import { describeYamlErrors, quoteValue } from "./yaml-problems.js";
 import { shapeOf } from "./yaml-shape.js";
 import { frontMatterSchema, type FrontMatter } from "../model/sources.js";
 import type { ParsedPost } from "../model/snapshot.js";
@@ -60,9 +61,28 @@ function keyLine(doc: Document, counter: LineCounter, parent: readonly PropertyK
   return lineOf(doc, counter, parent);
 }
 
+const KIND_OF: Record<string, string> = { number: "a number", boolean: "a yes/no value", object: "no value" };
+
+/**
+ * Text expected, and YAML read the plain value as something else (`title: 2024`,
+ * `title: true`, `title: null`): the fix is quotes, which YAML's message cannot say.
+ */
+function notTextMessage(doc: Document, yaml: string, path: readonly PropertyKey[]): string | undefined {
+  const node = doc.getIn(path as (string | number)[], true);
+  if (!isScalar(node) || !node.range || node.type !== "PLAIN") return undefined;
+  const source = yaml.slice(node.range[0], node.range[1]);
+  if (source === "") return "is empty";
+  const kind = KIND_OF[node.value === null ? "object" : typeof node.value];
+  if (!kind) return undefined;
+  const key = path.at(-1);
+  const fixed = typeof key === "string" ? `${key}: ${quoteValue(source)}` : quoteValue(source);
+  return `must be text, but YAML reads ${source} as ${kind}; quote it: ${fixed}`;
+}
+
 function issuesToProblems(
   issues: readonly z.core.$ZodIssue[],
   doc: Document,
+  yaml: string,
   counter: LineCounter,
   file: string,
   firstLine: number,
@@ -79,7 +99,8 @@ function issuesToProblems(
     }
     const member = issue.path.join(".") || "front matter";
     const missing = issue.code === "invalid_type" && doc.getIn(issue.path as (string | number)[]) === undefined;
-    const message = missing ? "is required" : issue.message;
+    const notText = issue.code === "invalid_type" && issue.expected === "string" ? notTextMessage(doc, yaml, issue.path) : undefined;
+    const message = missing ? "is required" : (notText ?? issue.message);
     problems.push({ where: at(lineOf(doc, counter, issue.path)), message: `${member}: ${message}` });
   }
   return problems;
@@ -167,12 +188,15 @@ export function parsePostSlow(file: string, text: string): Parsed {
     prettyErrors: false,
     lineCounter: counter,
   });
-  // With prettyErrors off the errors carry no linePos; their offset gives the line.
-  const yamlProblems = [...doc.errors, ...doc.warnings].map((e) => ({
-    where: `${file}:${counter.linePos(e.pos[0]).line + FIRST_LINE - 1}`,
-    message: `front matter: ${e.message.split("\n")[0]}`,
-  }));
-  if (yamlProblems.length > 0) return { problems: yamlProblems };
+  const yamlErrors = [...doc.errors, ...doc.warnings];
+  if (yamlErrors.length > 0) {
+    return {
+      problems: describeYamlErrors(parts.yaml, yamlErrors, counter, FIRST_LINE).map((p) => ({
+        where: `${file}:${p.line}`,
+        message: p.message,
+      })),
+    };
+  }
   if (doc.contents !== null && !isMap(doc.contents)) {
     return { problems: [{ where: `${file}:${FIRST_LINE}`, message: "front matter: must be a mapping of keys to values" }] };
   }
@@ -184,7 +208,7 @@ export function parsePostSlow(file: string, text: string): Parsed {
     return { problems: [{ where: `${file}:${FIRST_LINE}`, message: `front matter: ${(error as Error).message}` }] };
   }
   const result = frontMatterSchema.safeParse(data);
-  if (!result.success) return { problems: issuesToProblems(result.error.issues, doc, counter, file, FIRST_LINE) };
+  if (!result.success) return { problems: issuesToProblems(result.error.issues, doc, parts.yaml, counter, file, FIRST_LINE) };
   const lines: Record<string, number> = {};
   if (isMap(doc.contents)) {
     for (const pair of doc.contents.items) {

@@ -266,9 +266,26 @@ const CASES: Case[] = [
   {
     name: "a field value that is not JSON",
     apply: db((d) =>
-      insertBlock(d, "acme", { id: "b2", slug: "b2", fields: [{ key: "k", type: "text", value: "{oops", raw: true }] }),
+      insertBlock(d, "acme", { id: "b2", slug: "b2", fields: [{ key: "k", type: "image", value: "{oops", raw: true }] }),
     ),
-    expect: [{ where: "block_fields[org_id=acme block_id=b2 position=0]", message: /^value: is not valid JSON$/ }],
+    expect: [
+      {
+        where: "block_fields[org_id=acme block_id=b2 position=0]",
+        message: /^value: is not valid JSON \(found: \{oops\); an image field's value is a JSON object: \{"url": /,
+      },
+    ],
+  },
+  {
+    name: "a text field stored without its quotes",
+    apply: db((d) =>
+      insertBlock(d, "acme", { id: "b2", slug: "b2", fields: [{ key: "title", type: "text", value: "Hello world", raw: true }] }),
+    ),
+    expect: [
+      {
+        where: "block_fields[org_id=acme block_id=b2 position=0]",
+        message: /^value: is not valid JSON \(found: Hello world\); a text field's value is a JSON string, with its quotes: "Hello world"$/,
+      },
+    ],
   },
   {
     name: "a block status outside draft, published, archived",

@@ -256,7 +256,7 @@ describe("what the build refuses (rule build, errors)", () => {
     const result = await check(fx);
     const build = ofRule(result, "build").map((f) => [f.severity, f.where.replace(/:\d+$/, ""), f.message]);
     expect(build).toContainEqual(["error", "acme/b.md", expect.stringMatching(/^slug: "same" is also used by acme\/a\.md/)]);
-    expect(build).toContainEqual(["error", "acme/c.md", 'category: "nowhere" is not a category of organization acme']);
+    expect(build).toContainEqual(["error", "acme/c.md", 'category: "nowhere" is not a category of organization acme; its categories are: guides, news']);
     expect(build).toContainEqual(["error", "acme/d.md", expect.stringMatching(/^status: /)]);
     for (const f of ofRule(result, "build").filter((f) => f.where.startsWith("acme/d.md"))) expect(f.where).toBe("acme/d.md:5");
     expect(result.ok).toBe(false);

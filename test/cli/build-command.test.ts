@@ -50,12 +50,13 @@ async function reportFixture(): Promise<Fixture> {
 }
 
 describe("cdsnap build", () => {
-  test("--json prints the report as one JSON object, with per-organization counts and the next publish instant", async () => {
+  test("--json prints the report as one JSON object with ok: true, per-organization counts and the next publish instant", async () => {
     const fx = await reportFixture();
     const result = await runCli(buildArgs(fx, "--json"));
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
-    const report = JSON.parse(result.stdout) as BuildReport;
+    const report = JSON.parse(result.stdout) as BuildReport & { ok: boolean };
+    expect(report.ok).toBe(true);
     expect(report.changed).toBe(true);
     expect(report.durationMs).toBeGreaterThanOrEqual(0);
     expect(report.nextPublishAt).toBe("2990-06-15T10:30:00.000Z");
@@ -84,11 +85,12 @@ describe("cdsnap build", () => {
     const result = await runCli(buildArgs(fx));
     expect(result.code).toBe(0);
     const acmeLine = result.stdout.split("\n").find((l) => l.startsWith("acme:")) ?? "";
-    expect(acmeLine).toMatch(/published 1 posts, 1 blocks/);
-    expect(acmeLine).toMatch(/1 draft, 1 archived, 2 scheduled posts, 2 unpublished blocks/);
-    expect(acmeLine).toMatch(/files 9 written, 0 unchanged, 0 removed/);
-    expect(acmeLine).toMatch(/next publish 2990-06-15T10:30:00\.000Z/);
-    expect(result.stdout).toMatch(/^other:/m);
+    expect(acmeLine).toBe(
+      "acme: published 1 post, 1 block, 0 categories; skipped posts: 1 draft, 1 archived, 2 scheduled; " +
+        "skipped 2 unpublished blocks; files 9 written, 0 unchanged, 0 removed; next publish 2990-06-15T10:30:00.000Z",
+    );
+    // Counts of one take the singular, the rest the plural; a line without a next publish ends with its files.
+    expect(result.stdout).toMatch(/^other: published 0 posts, 0 blocks, 0 categories; .*; files \d+ written, 0 unchanged, 0 removed$/m);
     expect(result.stdout).toMatch(/next scheduled publish: 2990-06-15T10:30:00\.000Z/);
   });
 
@@ -164,7 +166,7 @@ describe("cdsnap build", () => {
       ["acme/a.md:2", /^id: .*reserved/],
       ["acme/b.md:6", /^publishedAt: /],
       ["acme/c.md:8", /^colour: unknown key$/],
-      ["acme/d.md:8", /^category: "gardening" is not a category of organization acme$/],
+      ["acme/d.md:8", /^category: "gardening" is not a category of organization acme; its categories are: news$/],
       ["acme/f.md:2", /^id: "same" is also used by acme\/e\.md:2$/],
       ["acme/g.md:10", /^references\.0\.url: /],
       ["acme/h.md:9", /^featuredImage\.url: /],
@@ -197,5 +199,62 @@ describe("cdsnap build", () => {
     const count = Number(/the sources have (\d+) problems; nothing was written/.exec(result.stderr)?.[1]);
     expect(count).toBeGreaterThanOrEqual(expected.length);
     expect(await pathExists(fx.out)).toBe(false);
+  });
+
+  test("--json on a failed build prints one JSON object with every problem, file and line, and exits 1", async () => {
+    const fx = await fixture();
+    withDb(fx.db, (db) => insertOrg(db, { id: "acme", slug: "acme" }));
+    await writePost(fx.content, "acme/a.md", front(lines({ title: "title: Note: a colon" })));
+    await writePost(fx.content, "acme/b.md", front(lines({ id: "id: b", slug: "slug: b" }, ["category: nowhere"])));
+    await writePost(fx.content, "stray.md", front(lines({})));
+    const result = await runCli(buildArgs(fx, "--json"));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe("");
+    const failure = JSON.parse(result.stdout) as { ok: boolean; code: string; message: string; errors: unknown[] };
+    expect(failure).toEqual({
+      ok: false,
+      code: "invalid_sources",
+      message: "the sources have 3 problems; nothing was written",
+      errors: [
+        {
+          rule: "build",
+          where: "acme/a.md:3",
+          file: path.join(fx.content, "acme/a.md"),
+          line: 3,
+          message: `front matter: a value containing ': ' must be quoted: title: "Note: a colon"`,
+        },
+        {
+          rule: "build",
+          where: "acme/b.md:8",
+          file: path.join(fx.content, "acme/b.md"),
+          line: 8,
+          message: 'category: "nowhere" is not a category of organization acme; it has no categories yet',
+        },
+        { rule: "build", where: "stray.md", file: path.join(fx.content, "stray.md"), message: expect.stringMatching(/outside any organization folder/) },
+      ],
+    });
+    expect(await pathExists(fx.out)).toBe(false);
+  });
+
+  test("--json on a usage error prints one JSON object too, and exits 2", async () => {
+    const fx = await fixture();
+    const missingDb = await runCli(["build", "--db", path.join(fx.dir, "nope.db"), "--content", fx.content, "--out", fx.out, "--json"]);
+    expect(missingDb.code).toBe(2);
+    expect(missingDb.stderr).toBe("");
+    expect(JSON.parse(missingDb.stdout)).toEqual({
+      ok: false,
+      code: "usage",
+      message: expect.stringContaining("does not exist"),
+      errors: [],
+    });
+    // A flag missing altogether is commander's to report on stderr; stdout still gets the JSON.
+    const missingFlag = await runCli(["build", "--content", fx.content, "--out", fx.out, "--json"]);
+    expect(missingFlag.code).toBe(2);
+    expect(JSON.parse(missingFlag.stdout)).toEqual({
+      ok: false,
+      code: "usage",
+      message: "required option '--db <file>' not specified",
+      errors: [],
+    });
   });
 });

@@ -28,6 +28,7 @@ interface JsonFinding {
 
 interface JsonResult {
   ok: boolean;
+  buildOk: boolean;
   errors: JsonFinding[];
   warnings: JsonFinding[];
   orgsChecked: number;
@@ -71,6 +72,7 @@ describe("cdsnap check", () => {
     expect(run.code).toBe(1);
     const result = JSON.parse(run.stdout) as JsonResult;
     expect(result.ok).toBe(false);
+    expect(result.buildOk).toBe(false);
     const summary = (list: JsonFinding[]) => list.map((f) => `${f.rule} ${f.where}`).sort();
     expect(summary(result.errors)).toEqual([
       "broken-internal-link acme/bad.md:19",
@@ -104,14 +106,45 @@ describe("cdsnap check", () => {
     const run = await runCli(args(fx));
     expect(run.code).toBe(1);
     const lines = run.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^error +acme\/bad\.md:8: category: "nowhere" is not a category of organization acme {2}\(build\)$/);
+    expect(lines[0]).toMatch(/^error +acme\/bad\.md:8: category: "nowhere" is not a category of organization acme; its categories are: guides, news {2}\(build\)$/);
     expect(lines).toContain(
       "error   acme/bad.md:18: [3] cites reference 3, but references has 2 entries  (citation-without-reference)",
     );
     expect(lines).toContain("warning acme/bad.md:10: featuredImage.alt is empty; describe the image  (featured-image-alt)");
     const firstWarning = lines.findIndex((l) => l.startsWith("warning"));
     expect(lines.slice(0, firstWarning).every((l) => l.startsWith("error"))).toBe(true);
-    expect(lines.at(-1)).toBe("check: 4 errors, 6 warnings in 4 posts in 2 organizations; a build would refuse these sources");
+    expect(lines.at(-1)).toBe(
+      "check: 4 errors, 6 warnings in 4 posts in 2 organizations; a build would fail on the 2 errors marked (build) and publish nothing; " +
+        "the other 2 are lint errors, which a build would publish visibly broken",
+    );
+  });
+
+  test("lint errors alone: exit 1, and the summary and --json say a build would succeed and publish them broken", async () => {
+    fx = await makeCheckFixture();
+    await writePost(fx, "acme/a.md", post("a", ["references:", "  - { source: One, url: https://example.com/1 }"], "Cites [1] and [2].\n"));
+    const run = await runCli(args(fx));
+    expect(run.code).toBe(1);
+    expect(run.stdout.trimEnd().split("\n").at(-1)).toBe(
+      "check: 1 error, 0 warnings in 1 post in 2 organizations; a build would succeed, but publish the lint error visibly broken; fix it first",
+    );
+    const json = await runCli(args(fx, "--json"));
+    expect(json.code).toBe(1);
+    const result = JSON.parse(json.stdout) as JsonResult;
+    expect(result).toMatchObject({ ok: false, buildOk: true });
+    expect(result.errors.map((f) => f.rule)).toEqual(["citation-without-reference"]);
+    // The build agrees: it publishes.
+    expect((await runCli(["build", "--db", fx.db, "--content", fx.content, "--out", fx.out, "--quiet"])).code).toBe(0);
+  });
+
+  test("build errors alone: the summary says a build would fail", async () => {
+    fx = await makeCheckFixture();
+    await writePost(fx, "acme/a.md", post("a", ["category: nowhere"]));
+    await writePost(fx, "acme/b.md", post("b", ["category: elsewhere"]));
+    const run = await runCli(args(fx));
+    expect(run.code).toBe(1);
+    expect(run.stdout.trimEnd().split("\n").at(-1)).toBe(
+      "check: 2 errors, 0 warnings in 2 posts in 2 organizations; a build would fail on the 2 errors marked (build) and publish nothing",
+    );
   });
 
   test("warnings alone exit 0", async () => {
@@ -127,7 +160,7 @@ describe("cdsnap check", () => {
     await writePost(fx, "acme/a.md", post("a"));
     const run = await runCli(args(fx, "--json"));
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ ok: true, errors: [], warnings: [], orgsChecked: 2, postsChecked: 1 });
+    expect(JSON.parse(run.stdout)).toEqual({ ok: true, buildOk: true, errors: [], warnings: [], orgsChecked: 2, postsChecked: 1 });
   });
 
   test("--org checks only that organization's folder", async () => {
@@ -148,6 +181,10 @@ describe("cdsnap check", () => {
     expect(missingDb.stderr).toContain("does not exist");
     const missingContent = await runCli(["check", "--db", fx.db, "--content", path.join(fx.dir, "nope")]);
     expect(missingContent.code).toBe(2);
+    const asJson = await runCli(["check", "--db", path.join(fx.dir, "nope.db"), "--content", fx.content, "--json"]);
+    expect(asJson.code).toBe(2);
+    expect(asJson.stderr).toBe("");
+    expect(JSON.parse(asJson.stdout)).toEqual({ ok: false, code: "usage", message: expect.stringContaining("does not exist"), errors: [] });
 
     await writePost(fx, "acme/a.md", post("a"));
     const before = await stat(fx.db);

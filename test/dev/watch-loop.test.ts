@@ -18,6 +18,7 @@ let dir: string;
 let db: string;
 let content: string;
 let dev: RunningDev;
+let url: string;
 const printed: string[] = [];
 
 function postText(title: string, slug = "first", extra = ""): string {
@@ -25,7 +26,7 @@ function postText(title: string, slug = "first", extra = ""): string {
 }
 
 async function get<T>(apiPath: string): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${dev.url}/api/organizations/demo/${apiPath}`, { headers: { "x-api-key": DEMO_READ_KEY } });
+  const res = await fetch(`${url}/api/organizations/demo/${apiPath}`, { headers: { "x-api-key": DEMO_READ_KEY } });
   return { status: res.status, body: (await res.json()) as T };
 }
 
@@ -56,6 +57,7 @@ beforeAll(async () => {
   await writeFile(path.join(content, "demo", "first.md"), postText("First title"));
   await writeFile(path.join(content, "demo", "second.md"), postText("Second post", "second"));
   dev = await startDev({ db, content, out: path.join(dir, "site"), port: 0, print: (line) => printed.push(line) });
+  url = await dev.listening;
 });
 
 afterAll(async () => {

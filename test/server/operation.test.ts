@@ -10,7 +10,7 @@ import { buildFixture, removeFixture } from "../fixtures/build-fixture.js";
 import { storedBusiness, withDb } from "../fixtures/database.js";
 import { organizationFile } from "../fixtures/tree.js";
 import { type CliServer, makeSite, serveSite, type Site, startCliServer, stopCliServer } from "../fixtures/served-site.js";
-import { api, call, expectError, patchJson, rawRequest } from "../fixtures/http.js";
+import { api, call, patchJson, rawRequest } from "../fixtures/http.js";
 import { pollUntil } from "../fixtures/wait.js";
 
 let site: Site | undefined;
@@ -83,24 +83,21 @@ describe("access log", () => {
 });
 
 describe("cdsnap serve does not build (D14)", () => {
-  it("before the first build every GET answers 404 and no tree appears", async () => {
+  it("before the first build it refuses to start, says how to build, and no tree appears", async () => {
     site = await makeSite({ built: false });
+    await expect(serveSite(site)).rejects.toThrow(
+      expect.objectContaining({ code: "usage", message: expect.stringMatching(/^there is no published tree at .*; make one with: cdsnap build /) }),
+    );
+    expect(existsSync(site.out)).toBe(false);
+    expect(existsSync(site.stateDir)).toBe(false);
+    // Once built, it serves.
+    await buildFixture(site);
     const served = await serveSite(site);
     try {
-      for (const rest of ["organization", "blocks", "contents", "categories"]) {
-        await expectError(await call(served.url, api("demo", rest), { key: DEMO_READ_KEY }), 404, "not_found");
-      }
-      // A PATCH is still stored; the next build publishes it.
-      const res = await patchJson(served.url, DESCRIPTION, DEMO_WRITE_KEY, { businessDescription: "Stored before any build." });
-      expect(res.status).toBe(200);
+      expect((await call(served.url, ORG, { key: DEMO_READ_KEY })).status).toBe(200);
     } finally {
       await served.close();
     }
-    expect(existsSync(site.out)).toBe(false);
-    expect(storedBusiness(site.db, "demo").businessDescription).toBe("Stored before any build.");
-    await buildFixture(site);
-    const file = JSON.parse((await organizationFile(site, "demo")).toString("utf8")) as { businessDescription: string };
-    expect(file.businessDescription).toBe("Stored before any build.");
   });
 });
 

@@ -155,6 +155,18 @@ describe("D7 businessDescription", () => {
     expect((await refusedDescription(body)).sort()).toEqual(paths);
   });
 
+  it("a missing member is said to be required; a wrong type keeps what was received", async () => {
+    const details = async (url: string, body: unknown) =>
+      (await expectError(await patchJson(site.url, url, DEMO_WRITE_KEY, body), 422, "validation_failed")).error.details;
+    expect(await details(DESCRIPTION, {})).toEqual([{ path: "businessDescription", message: "is required" }]);
+    expect(await details(OFFERS, { businessOffers: [{ description: "x" }] })).toEqual([
+      { path: "businessOffers.0.name", message: "is required" },
+    ]);
+    expect(await details(DESCRIPTION, { businessDescription: null })).toEqual([
+      { path: "businessDescription", message: expect.stringContaining("received null") },
+    ]);
+  });
+
   it.each([
     ["an array", []],
     ["a string", "text"],

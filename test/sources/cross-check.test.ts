@@ -66,11 +66,15 @@ describe("crossCheck", () => {
     expect(crossCheck(org, [postAt("a", { id: "Post" }), postAt("b", { id: "post" })])).toEqual([]);
   });
 
-  test("a category that is not one of the organization's is reported at the post's category line", () => {
+  test("a category that is not one of the organization's is reported at the post's category line, listing the organization's", () => {
     const elsewhere = orgSnapshot("other", { categories: [categoryRecord("o1", "events", "Events")] });
     const posts = [postAt("a", { extra: ["tags: [x]", "category: events"] })];
     expect(crossCheck(org, posts)).toEqual([
-      { where: "acme/a.md:9", message: 'category: "events" is not a category of organization acme' },
+      { where: "acme/a.md:9", message: 'category: "events" is not a category of organization acme; its categories are: guides, news' },
+    ]);
+    const none = orgSnapshot(ORG, { categories: [] });
+    expect(crossCheck(none, posts)).toEqual([
+      { where: "acme/a.md:9", message: 'category: "events" is not a category of organization acme; it has no categories yet' },
     ]);
     // The same post checked against the organization that has it.
     expect(crossCheck(elsewhere, posts)).toEqual([]);
@@ -81,7 +85,7 @@ describe("crossCheck", () => {
     const { lines: _lines, ...second } = postAt("b", { id: "same", extra: ["category: nowhere"] });
     expect(crossCheck(org, [first, second])).toEqual([
       { where: "acme/b.md", message: 'id: "same" is also used by acme/a.md:2' },
-      { where: "acme/b.md", message: 'category: "nowhere" is not a category of organization acme' },
+      { where: "acme/b.md", message: 'category: "nowhere" is not a category of organization acme; its categories are: guides, news' },
     ]);
   });
 
@@ -106,7 +110,7 @@ describe("crossCheck", () => {
     expect(crossCheck(messy, posts)).toEqual([
       { where: "acme/b.md:2", message: 'id: "a" is also used by acme/a.md:2' },
       { where: "acme/b.md:4", message: 'slug: "a" is also used by acme/a.md:4' },
-      { where: "acme/a.md:8", message: 'category: "gone" is not a category of organization acme' },
+      { where: "acme/a.md:8", message: 'category: "gone" is not a category of organization acme; its categories are: news' },
       { where: "blocks[org_id=acme id=b2]", message: 'slug: "hero" is also used by block b1' },
       { where: "categories[org_id=acme id=c2]", message: 'slug: "news" is also used by category c1' },
     ]);

@@ -159,16 +159,20 @@ describe("defaults", () => {
 });
 
 describe("quoted and unquoted values", () => {
-  test("a value that YAML reads as a number, a boolean or null is refused where text is expected, at its line", () => {
+  test("a value that YAML reads as a number, a boolean or null is refused where text is expected, at its line, saying to quote it", () => {
     expect(refused(doc({ title: "title: 2024" }))).toEqual([
-      { where: `${FILE}:3`, message: "title: Invalid input: expected string, received number" },
+      { where: `${FILE}:3`, message: 'title: must be text, but YAML reads 2024 as a number; quote it: title: "2024"' },
     ]);
     expect(refused(doc({ authorName: "authorName: true" }))).toEqual([
-      { where: `${FILE}:7`, message: "authorName: Invalid input: expected string, received boolean" },
+      { where: `${FILE}:7`, message: 'authorName: must be text, but YAML reads true as a yes/no value; quote it: authorName: "true"' },
     ]);
-    expect(refused(doc({ title: "title:" }))).toEqual([
-      { where: `${FILE}:3`, message: "title: Invalid input: expected string, received null" },
+    expect(refused(doc({ title: "title: null" }))).toEqual([
+      { where: `${FILE}:3`, message: 'title: must be text, but YAML reads null as no value; quote it: title: "null"' },
     ]);
+    expect(refused(doc({}, ["tags: [menu, 2026]"]))).toEqual([
+      { where: `${FILE}:8`, message: 'tags.1: must be text, but YAML reads 2026 as a number; quote it: "2026"' },
+    ]);
+    expect(refused(doc({ title: "title:" }))).toEqual([{ where: `${FILE}:3`, message: "title: is empty" }]);
   });
 
   test("quoted, the same values are text; yes, no and on are text unquoted (YAML 1.2)", () => {
@@ -182,6 +186,103 @@ describe("quoted and unquoted values", () => {
     expect(accepted(refs("2024")).meta.references).toEqual([{ source: "S", url: "https://s.example/", asOf: "2024" }]);
     expect(accepted(refs('"2024"')).meta.references).toEqual([{ source: "S", url: "https://s.example/", asOf: "2024" }]);
     expect(refused(refs("24"))).toEqual([{ where: `${FILE}:11`, message: "references.0.asOf: must be a year (YYYY)" }]);
+  });
+});
+
+describe("YAML mistakes: each said once, at the line to change, with the change to make", () => {
+  test("an unquoted ': ' in a value, however many", () => {
+    expect(refused(doc({ title: "title: Note: a colon" }))).toEqual([
+      { where: `${FILE}:3`, message: `front matter: a value containing ': ' must be quoted: title: "Note: a colon"` },
+    ]);
+    expect(refused(doc({ title: "title: Recipe: Note: two colons" }))).toEqual([
+      { where: `${FILE}:3`, message: `front matter: a value containing ': ' must be quoted: title: "Recipe: Note: two colons"` },
+    ]);
+    expect(refused(doc({ title: "title: Note:" }))).toEqual([
+      { where: `${FILE}:3`, message: `front matter: a value ending in ':' must be quoted: title: "Note:"` },
+    ]);
+    // Each line with its own mistake is its own problem; inside a list item too.
+    expect(refused(doc({ title: "title: A: b" }, ["references:", '  - source: "Said: this"', "    url: https://s.example/", "  - source: Said: that"]))).toEqual([
+      { where: `${FILE}:3`, message: `front matter: a value containing ': ' must be quoted: title: "A: b"` },
+      { where: `${FILE}:11`, message: `front matter: a value containing ': ' must be quoted: source: "Said: that"` },
+    ]);
+  });
+
+  test("a value holding a double quote is suggested in single quotes", () => {
+    expect(refused(doc({ title: 'title: The "best": ever' }))).toEqual([
+      { where: `${FILE}:3`, message: `front matter: a value containing ': ' must be quoted: title: 'The "best": ever'` },
+    ]);
+  });
+
+  test("tab indents: one problem at the first such line, naming the others, and nothing about keys", () => {
+    const tabbed = doc({}, ["references:", "\t- source: A", "\t  url: https://a.example/", "\t- source: B", "\t  url: https://b.example/"]);
+    expect(refused(tabbed)).toEqual([
+      { where: `${FILE}:9`, message: "front matter: this line is indented with a tab (so are lines 10, 11, 12); indent with spaces, not tabs" },
+    ]);
+    expect(refused(doc({}, ["featuredImage:", "\turl: /a.jpg", "  alt: A"]))).toEqual([
+      { where: `${FILE}:9`, message: "front matter: this line is indented with a tab; indent with spaces, not tabs" },
+    ]);
+  });
+
+  test("an unclosed [ or { is reported at its own line, not where the front matter ends", () => {
+    expect(refused(doc({ slug: "slug: p1" }, ["tags: [a, b", "category: news"]))).toEqual([
+      { where: `${FILE}:8`, message: "front matter: the '[' on line 8 is never closed; end the list with ']' on the same line: tags: [a, b]" },
+    ]);
+    expect(refused(doc({}, ["tags: [a, b"]))).toEqual([
+      { where: `${FILE}:8`, message: "front matter: the '[' on line 8 is never closed; end the list with ']' on the same line: tags: [a, b]" },
+    ]);
+    expect(refused(doc({}, ["featuredImage: {url: /a.jpg, alt: A", "category: news"]))).toEqual([
+      {
+        where: `${FILE}:8`,
+        message: "front matter: the '{' on line 8 is never closed; end the mapping with '}' on the same line: featuredImage: {url: /a.jpg, alt: A}",
+      },
+    ]);
+  });
+
+  test("thousands of unclosed brackets: one problem, no stack overflow, the suggested line cut short", () => {
+    const problems = refused(doc({}, [`excerpt: ${"[".repeat(5_000)}`]));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]!.where).toBe(`${FILE}:8`);
+    expect(problems[0]!.message).toMatch(/^front matter: the '\[' on line 8 is never closed; end the list with '\]' on the same line: excerpt: \[+…$/);
+    expect(problems[0]!.message.length).toBeLessThan(300);
+  });
+
+  test("an unclosed quote is reported at its own line", () => {
+    expect(refused(doc({ title: 'title: "Spring menu' }))).toEqual([
+      { where: `${FILE}:3`, message: `front matter: the quote " on line 3 is never closed; close it on the same line: title: "Spring menu"` },
+    ]);
+    expect(refused(doc({ authorName: "authorName: 'Ada" }))).toEqual([
+      { where: `${FILE}:7`, message: "front matter: the quote ' on line 7 is never closed; close it on the same line: authorName: 'Ada'" },
+    ]);
+  });
+
+  test("a problem before an unclosed bracket is still reported; what follows it is not", () => {
+    expect(refused(doc({ title: "title: A: b" }, ["tags: [a, b", "excerpt: C: d"]))).toEqual([
+      { where: `${FILE}:3`, message: `front matter: a value containing ': ' must be quoted: title: "A: b"` },
+      { where: `${FILE}:8`, message: "front matter: the '[' on line 8 is never closed; end the list with ']' on the same line: tags: [a, b]" },
+    ]);
+  });
+
+  test("a key indented under a key that has a value, a reserved first character, text after a quoted value, a repeated key", () => {
+    expect(refused(doc({ slug: null }, ["  slug: p1"]))).toEqual([
+      {
+        where: `${FILE}:7`,
+        message: "front matter: this line is indented under authorName (line 6), which already has a value; indent it like the keys around it",
+      },
+    ]);
+    expect(refused(doc({ authorName: "authorName: @ada" }))).toEqual([
+      { where: `${FILE}:7`, message: `front matter: a value starting with '@' must be quoted: authorName: "@ada"` },
+    ]);
+    expect(refused(doc({ title: 'title: "Spring" menu' }))).toEqual([
+      {
+        where: `${FILE}:3`,
+        message:
+          "front matter: text follows the end of the value (a value that opens with a quote or a bracket ends where it closes); " +
+          `quote the whole value: title: '"Spring" menu'`,
+      },
+    ]);
+    expect(refused(doc({}, ["title: Again"]))).toEqual([
+      { where: `${FILE}:8`, message: "front matter: the key title is given more than once; keep one" },
+    ]);
   });
 });
 

@@ -58,8 +58,11 @@ describe("parsing posts in worker threads", () => {
     const two = await run(cli, args(path.join(fx.dir, "two")), { CDSNAP_PARSE_THREADS: "2" });
     expect(one.code).toBe(1);
     expect(two.code).toBe(1);
-    expect(two.stderr).toBe(one.stderr);
-    expect(two.stderr).toMatch(/acme\/broken\.md:\d+: front matter/);
+    expect(two.stdout).toBe(one.stdout);
+    const failure = JSON.parse(two.stdout) as { errors: { where: string; message: string }[] };
+    expect(failure.errors).toEqual([
+      expect.objectContaining({ where: expect.stringMatching(/^acme\/broken\.md:\d+$/), message: expect.stringMatching(/^front matter: /) }),
+    ]);
 
     await writePost(fx.content, "acme/broken.md", postMeta("fixed"));
     const fixedOne = await run(cli, args(path.join(fx.dir, "one")), { CDSNAP_PARSE_THREADS: "1" });
