@@ -1,8 +1,14 @@
 // Bundles the CLI, the library and the browser client into dist/. Node
 // dependencies stay external (better-sqlite3 is a native addon); the client
 // has none and is bundled for any platform that has fetch.
+//
+// `--types` also writes the type declarations the package ships (dist/types,
+// see tsconfig.build.json): `npm run build`, and so `prepare`, passes it;
+// `build:cli`, which tests and the demo run, does not need them.
 import { build } from "esbuild";
-import { existsSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 
 const common = { bundle: true, target: "node20", format: "esm", sourcemap: true, logLevel: "warning" };
 
@@ -20,4 +26,11 @@ await build({
 });
 if (existsSync("src/client/index.ts")) {
   await build({ ...common, platform: "neutral", target: "es2022", entryPoints: { client: "src/client/index.ts" }, outdir: "dist" });
+}
+
+if (process.argv.includes("--types")) {
+  // tsc never deletes: a declaration whose source is gone would stay and ship.
+  rmSync("dist/types", { recursive: true, force: true });
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+  execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { stdio: "inherit" });
 }

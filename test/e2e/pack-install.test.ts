@@ -1,0 +1,280 @@
+/**
+ * The package as a newcomer gets it. The working tree is copied without dist/
+ * (what a clone has, plus uncommitted work) and `npm pack`ed there, so
+ * `prepare` must build every bundle and declaration from nothing; the tarball
+ * is installed into an empty project whose package.json is what
+ * docs/install.md tells a user to write, by a real `npm install` that compiles
+ * better-sqlite3. Then, inside that project only: `npx cdsnap` runs, creates a
+ * database, builds and serves a tree; a plain .mjs file reads it through
+ * `cdsnap/client`; and TypeScript under the settings docs/install.md gives
+ * accepts a correct use of the client's types, rejects a wrong one, and cannot
+ * find the types at all under `moduleResolution: node`, as the doc says.
+ *
+ * Slow (the install compiles better-sqlite3: a minute or two) but it needs
+ * only npm, so it always runs.
+ */
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { copyFile, cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEMO_ORG_ID } from "../../src/db/demo-seed.js";
+import { REPO_ROOT } from "../fixtures/repo.js";
+
+const exec = promisify(execFile);
+const TSC = path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
+const INSTALL_TIMEOUT_MS = 15 * 60_000;
+/** Each step runs npm, node or tsc, beside the rest of the suite on two cores: room, not a measurement. */
+const STEP_TIMEOUT_MS = 120_000;
+
+/** The project's package.json, as docs/install.md has a user write it. */
+const USER_PACKAGE = { name: "newcomer-site", private: true, type: "module", allowScripts: { "better-sqlite3": true } };
+
+/** The project's tsconfig.json, with the settings docs/install.md says the client's types need. */
+const USER_TSCONFIG = {
+  compilerOptions: { module: "nodenext", moduleResolution: "nodenext", target: "es2022", lib: ["es2022", "dom"], strict: true, noEmit: true },
+  files: ["good.ts"],
+};
+
+/**
+ * The environment of a user's shell: this process's, without what `npm test`
+ * exported for its own run (npm_config_*, npm_package_*, …), which would point
+ * the nested npm at this repository.
+ */
+function userEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of Object.keys(env)) if (/^npm_/i.test(name) || name === "INIT_CWD" || name.startsWith("CDSNAP_")) delete env[name];
+  return env;
+}
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to its end, bounded; a non-zero exit is returned, not thrown. */
+async function run(cwd: string, file: string, args: readonly string[], timeout = STEP_TIMEOUT_MS): Promise<Ran> {
+  try {
+    const { stdout, stderr } = await exec(file, args, { cwd, env: userEnv(), timeout, maxBuffer: 64 * 1024 * 1024 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: unknown; stdout?: string; stderr?: string };
+    if (typeof e.code !== "number") throw error;
+    return { code: e.code, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+  }
+}
+
+async function ok(cwd: string, file: string, args: readonly string[], timeout?: number): Promise<string> {
+  const result = await run(cwd, file, args, timeout);
+  if (result.code !== 0) throw new Error(`${file} ${args.join(" ")} exited ${result.code}\n${result.stdout}\n${result.stderr}`);
+  return result.stdout;
+}
+
+/** `npx --yes=false`: the project's own cdsnap or a failure, never an install of some other package of that name. */
+const npx = (cwd: string, ...args: string[]) => ok(cwd, "npx", ["--yes=false", "cdsnap", ...args]);
+
+/** The working tree as a clone with its uncommitted work would have it: tracked and unignored files, no dist/. */
+async function copyWorkingTree(into: string): Promise<void> {
+  const listed = await ok(REPO_ROOT, "git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]);
+  for (const rel of listed.split("\0")) {
+    if (!rel || rel === "node_modules" || rel.startsWith("node_modules/")) continue;
+    const target = path.join(into, rel);
+    await mkdir(path.dirname(target), { recursive: true });
+    // A tracked file deleted in the working tree is listed but gone: a clone of this work would not have it either.
+    await copyFile(path.join(REPO_ROOT, rel), target).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "ENOENT") throw error;
+    });
+  }
+  // prepare needs esbuild and typescript; the repository's own install has them.
+  await symlink(path.join(REPO_ROOT, "node_modules"), path.join(into, "node_modules"), "dir");
+}
+
+let dir: string;
+let project: string;
+let tarballFiles: string[];
+let server: ChildProcess | undefined;
+let serverUrl: string;
+let readKey: string;
+
+/** Starts `cdsnap serve` through the project's bin link and waits for the line with its address. */
+function serve(): Promise<string> {
+  const child = spawn(path.join(project, "node_modules", ".bin", "cdsnap"), ["serve", "--db", "site.db", "--content", "content", "--out", "site", "--port", "0"], {
+    cwd: project,
+    env: userEnv(),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  server = child;
+  return new Promise((resolve, reject) => {
+    let out = "";
+    let err = "";
+    const timer = setTimeout(() => reject(new Error(`cdsnap serve printed no address within 30 s\n${out}\n${err}`)), 30_000);
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /cdsnap serving (http:\/\/\S+)/.exec(out);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`cdsnap serve exited ${code}\n${out}\n${err}`));
+    });
+  });
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "cdsnap-pack-"));
+  const source = path.join(dir, "source");
+  const packed = path.join(dir, "packed");
+  project = path.join(dir, "project");
+  await mkdir(packed);
+  await mkdir(project);
+
+  await copyWorkingTree(source);
+  await ok(source, "npm", ["pack", "--pack-destination", packed], 300_000);
+  const [tarball] = (await readdir(packed)).filter((name) => name.endsWith(".tgz"));
+  if (!tarball) throw new Error("npm pack wrote no tarball");
+  const tgz = path.join(packed, tarball);
+  tarballFiles = (await ok(packed, "tar", ["-tzf", tgz])).split("\n").filter(Boolean);
+
+  await writeFile(path.join(project, "package.json"), `${JSON.stringify(USER_PACKAGE, null, 2)}\n`);
+  await ok(project, "npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tgz], INSTALL_TIMEOUT_MS);
+}, INSTALL_TIMEOUT_MS + 5 * 60_000);
+
+afterAll(async () => {
+  if (server && server.exitCode === null) {
+    const exited = new Promise((resolve) => server?.once("exit", resolve));
+    server.kill("SIGTERM");
+    await exited;
+  }
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe("the npm pack tarball", () => {
+  it("ships the bundles, their declarations and the schemas, and nothing only this repository uses", () => {
+    const files = tarballFiles.map((name) => name.replace(/^package\//, ""));
+    for (const shipped of ["dist/cli.js", "dist/index.js", "dist/client.js", "dist/parse-worker.js", "dist/types/index.d.ts", "dist/types/client/index.d.ts", "schemas/openapi.json", "README.md"]) {
+      expect(files).toContain(shipped);
+    }
+    expect(files.filter((name) => /^(dist\/(tools|bench)|src|test|bench|scripts|content)\//.test(name))).toEqual([]);
+  });
+});
+
+describe("installed into an empty project", () => {
+  it("npx cdsnap --help lists the commands", async () => {
+    const help = await npx(project, "--help");
+    expect(help).toMatch(/^Usage: cdsnap/);
+    for (const command of ["build", "serve", "db", "keys"]) expect(help).toMatch(new RegExp(`^\\s+${command}\\b`, "m"));
+  }, STEP_TIMEOUT_MS);
+
+  it("npx cdsnap db migrate creates a database with the contract's tables", async () => {
+    await npx(project, "db", "migrate", "--db", "site.db");
+    const db = new Database(path.join(project, "site.db"), { readonly: true });
+    try {
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
+      expect(tables).toEqual(expect.arrayContaining(["organizations", "api_keys", "blocks"]));
+    } finally {
+      db.close();
+    }
+  }, STEP_TIMEOUT_MS);
+
+  it("a .mjs file reads a tree that npx cdsnap built and serves, through cdsnap/client", async () => {
+    await npx(project, "db", "seed-demo", "--db", "site.db");
+    readKey = (JSON.parse(await npx(project, "keys", "create", "--db", "site.db", "--org", DEMO_ORG_ID, "--json")) as { key: string }).key;
+    await cp(path.join(REPO_ROOT, "content"), path.join(project, "content"), { recursive: true });
+    await npx(project, "build", "--db", "site.db", "--content", "content", "--out", "site", "--quiet");
+    serverUrl = await serve();
+
+    await writeFile(
+      path.join(project, "read.mjs"),
+      `import { createClient, CdsnapApiError } from "cdsnap/client";
+const [baseUrl, apiKey, orgId] = process.argv.slice(2);
+const cms = createClient({ baseUrl, apiKey, orgId });
+const contents = await cms.contents();
+const first = await cms.content(contents.items[0].id);
+const refused = await createClient({ baseUrl, apiKey: "not-a-key", orgId }).organization().catch((e) => e);
+console.log(JSON.stringify({ contents, first, refused: refused instanceof CdsnapApiError ? [refused.status, refused.code] : String(refused) }));
+`,
+    );
+    const read = JSON.parse(await ok(project, process.execPath, ["read.mjs", serverUrl, readKey, DEMO_ORG_ID])) as {
+      contents: { items: { id: string }[] };
+      first: { id: string };
+      refused: unknown;
+    };
+
+    const served = async (apiPath: string) => {
+      const res = await fetch(`${serverUrl}/api/organizations/${DEMO_ORG_ID}${apiPath}`, { headers: { "x-api-key": readKey } });
+      expect(res.status).toBe(200);
+      return res.json();
+    };
+    expect(read.contents.items.length).toBeGreaterThan(0);
+    expect(read.contents).toEqual(await served("/contents"));
+    expect(read.first).toEqual(await served(`/contents/${read.contents.items[0]?.id}`));
+    expect(read.refused).toEqual([401, "unauthorized"]);
+  }, STEP_TIMEOUT_MS);
+
+  describe("the client's types, checked by tsc with the project's tsconfig.json", () => {
+    beforeAll(async () => {
+      await writeFile(path.join(project, "tsconfig.json"), `${JSON.stringify(USER_TSCONFIG, null, 2)}\n`);
+      await writeFile(
+        path.join(project, "good.ts"),
+        `import { createClient, CdsnapApiError, type ContentSummary, type Block } from "cdsnap/client";
+
+const cms = createClient({ baseUrl: "https://cdn.example.com", apiKey: "key", orgId: "demo" });
+export async function titles(signal: AbortSignal): Promise<string[]> {
+  try {
+    const posts: ContentSummary[] = (await cms.contents({ signal })).items;
+    return posts.map((post) => post.title);
+  } catch (error) {
+    if (error instanceof CdsnapApiError) return [\`\${error.status} \${error.code}\`];
+    throw error;
+  }
+}
+export async function texts(): Promise<string[]> {
+  const blocks: Block[] = (await cms.blocks({ pages: ["home"] })).items;
+  return blocks.flatMap((block) => block.fields).flatMap((field) => (field.type === "text" ? [field.value] : [field.value.url]));
+}
+`,
+      );
+      await writeFile(
+        path.join(project, "bad.ts"),
+        `import { createClient, type ContentSummary } from "cdsnap/client";
+
+const cms = createClient({ baseUrl: "https://cdn.example.com", apiKey: "key", orgId: "demo" });
+export const misspelt = (post: ContentSummary): string => post.titel;
+export const notAList = () => cms.blocks({ pages: "home" });
+`,
+      );
+      await writeFile(path.join(project, "tsconfig.bad.json"), JSON.stringify({ extends: "./tsconfig.json", files: ["bad.ts"] }));
+      await writeFile(
+        path.join(project, "tsconfig.node10.json"),
+        JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { module: "esnext", moduleResolution: "node" } }),
+      );
+    });
+
+    it("accept a correct use, with the package's declarations checked too (no skipLibCheck)", async () => {
+      const result = await run(project, process.execPath, [TSC, "-p", "tsconfig.json"]);
+      expect(result.stdout + result.stderr).toBe("");
+      expect(result.code).toBe(0);
+    }, STEP_TIMEOUT_MS);
+
+    it("reject a wrong property and a wrong argument: the types are not any", async () => {
+      const result = await run(project, process.execPath, [TSC, "-p", "tsconfig.bad.json"]);
+      expect(result.code).not.toBe(0);
+      expect(result.stdout).toMatch(/bad\.ts\(4,\d+\): error TS2551: Property 'titel' does not exist on type '[^']*'. Did you mean 'title'\?/);
+      expect(result.stdout).toMatch(/bad\.ts\(5,\d+\): error TS2322: Type 'string' is not assignable to type 'readonly string\[\]'/);
+      expect(result.stdout.trim().split("\n").filter((line) => /error TS/.test(line))).toHaveLength(2);
+    }, STEP_TIMEOUT_MS);
+
+    it("are not found under moduleResolution node, which ignores package exports", async () => {
+      const result = await run(project, process.execPath, [TSC, "-p", "tsconfig.node10.json"]);
+      expect(result.code).not.toBe(0);
+      expect(result.stdout).toMatch(/good\.ts\(1,\d+\): error TS2307: Cannot find module 'cdsnap\/client'/);
+    }, STEP_TIMEOUT_MS);
+  });
+});
