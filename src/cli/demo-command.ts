@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { mkdirSync } from "node:fs";
 import { build } from "../build.js";
 import { DEMO_ORG_ID, DEMO_READ_KEY, DEMO_WRITE_KEY, seedDemo } from "../db/demo-seed.js";
@@ -17,12 +18,15 @@ interface DemoFlags {
 }
 
 /** `npm start`: migrate, seed when empty, build and serve the demo organization. */
+/** The demo posts ship beside dist/, so `npx cdsnap demo` works in any project, not only in a clone. */
+const DEMO_CONTENT = fileURLToPath(new URL("../content", import.meta.url));
+
 export function registerDemo(program: Command): void {
   program
     .command("demo")
     .description("build the demo organization from content/ and serve it, printing a working curl line")
     .option("--dir <dir>", "where the demo database and tree go", ".demo")
-    .option("--content <dir>", "the demo posts", "content")
+    .option("--content <dir>", "the demo posts (default: the ones cdsnap ships)", DEMO_CONTENT)
     .addOption(portOption())
     .action(async (flags: DemoFlags) => {
       const dir = path.resolve(flags.dir);

@@ -161,7 +161,9 @@ describe("the npm pack tarball", () => {
     for (const shipped of ["dist/cli.js", "dist/index.js", "dist/client.js", "dist/parse-worker.js", "dist/types/index.d.ts", "dist/types/client/index.d.ts", "schemas/openapi.json", "README.md"]) {
       expect(files).toContain(shipped);
     }
-    expect(files.filter((name) => /^(dist\/(tools|bench)|src|test|bench|scripts|content)\//.test(name))).toEqual([]);
+    // The demo's posts ship, so that `npx cdsnap demo` works outside a clone.
+    expect(files.filter((name) => name.startsWith("content/")).length).toBeGreaterThan(0);
+    expect(files.filter((name) => /^(dist\/(tools|bench)|src|test|bench|scripts)\//.test(name))).toEqual([]);
   });
 });
 
@@ -180,6 +182,41 @@ describe("installed into an empty project", () => {
       expect(tables).toEqual(expect.arrayContaining(["organizations", "api_keys", "blocks"]));
     } finally {
       db.close();
+    }
+  }, STEP_TIMEOUT_MS);
+
+  it("npx cdsnap demo builds the shipped demo and serves it, and its printed curl line works", async () => {
+    const child = spawn(path.join(project, "node_modules", ".bin", "cdsnap"), ["demo"], {
+      cwd: project,
+      env: { ...userEnv(), CDSNAP_PORT: "0" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      const printed = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        let err = "";
+        const timer = setTimeout(() => reject(new Error(`cdsnap demo printed no curl line within 60 s\n${out}\n${err}`)), 60_000);
+        child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+        child.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          if (/^\s+curl .*\/contents$/m.test(out)) {
+            clearTimeout(timer);
+            resolve(out);
+          }
+        });
+        child.on("exit", (code) => {
+          clearTimeout(timer);
+          reject(new Error(`cdsnap demo exited ${code}\n${out}\n${err}`));
+        });
+      });
+      const [, key, url] = /^\s+curl -H 'x-api-key: (\S+)' (\S+\/contents)$/m.exec(printed) ?? [];
+      const res = await fetch(url!, { headers: { "x-api-key": key! } });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { items: unknown[] }).items.length).toBeGreaterThan(0);
+    } finally {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
     }
   }, STEP_TIMEOUT_MS);
 
