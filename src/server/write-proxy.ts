@@ -53,7 +53,8 @@ function detailsOf(error: z.ZodError, body: unknown): ErrorDetail[] {
     if (issue.code === "unrecognized_keys") {
       return issue.keys.map((key) => ({ path: [...issue.path, key].join("."), message: "is not a known property" }));
     }
-    const missing = issue.code === "invalid_type" && isMissing(body, issue.path);
+    // An absent member gets an issue only when it is required, whatever the issue's code.
+    const missing = isMissing(body, issue.path);
     return [{ path: issue.path.map(String).join("."), message: missing ? "is required" : issue.message }];
   });
 }

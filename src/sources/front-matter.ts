@@ -98,9 +98,13 @@ function issuesToProblems(
       continue;
     }
     const member = issue.path.join(".") || "front matter";
-    const missing = issue.code === "invalid_type" && doc.getIn(issue.path as (string | number)[]) === undefined;
+    // A member that is absent gets an issue only when it is required, whatever the issue's code (an enum's is not invalid_type).
+    const value: unknown = doc.getIn(issue.path as (string | number)[]);
+    const missing = value === undefined;
     const notText = issue.code === "invalid_type" && issue.expected === "string" ? notTextMessage(doc, yaml, issue.path) : undefined;
-    const message = missing ? "is required" : (notText ?? issue.message);
+    const notAnOption =
+      issue.code === "invalid_value" ? `must be one of ${issue.values.map(String).join(", ")}, not ${JSON.stringify(String(value))}` : undefined;
+    const message = missing ? "is required" : (notText ?? notAnOption ?? issue.message);
     problems.push({ where: at(lineOf(doc, counter, issue.path)), message: `${member}: ${message}` });
   }
   return problems;

@@ -323,6 +323,8 @@ describe("validation problems name the file and line", () => {
   test("a missing required key is reported at the opening of the front matter", () => {
     expect(refused(doc({ title: null }))).toEqual([{ where: `${FILE}:2`, message: "title: is required" }]);
     expect(refused(doc({ authorName: null }))).toEqual([{ where: `${FILE}:2`, message: "authorName: is required" }]);
+    // An enum's issue is not invalid_type, but an absent status is just as missing.
+    expect(refused(doc({ status: null }))).toEqual([{ where: `${FILE}:2`, message: "status: is required" }]);
   });
 
   test("an unknown key is reported at its own line, nested ones with their path", () => {
@@ -343,7 +345,7 @@ describe("validation problems name the file and line", () => {
       { where: `${FILE}:4`, message: "slug: must be lowercase a-z 0-9 words joined by single '-'" },
     ]);
     expect(refused(doc({ status: "status: live" }))).toEqual([
-      { where: `${FILE}:5`, message: 'status: Invalid option: expected one of "draft"|"published"|"archived"' },
+      { where: `${FILE}:5`, message: 'status: must be one of draft, published, archived, not "live"' },
     ]);
   });
 
@@ -372,7 +374,7 @@ describe("validation problems name the file and line", () => {
       { where: `${FILE}:2`, message: 'id: "by-slug" is reserved and cannot be used as an id' },
       { where: `${FILE}:3`, message: "title: must not be empty" },
       { where: `${FILE}:4`, message: "slug: must be lowercase a-z 0-9 words joined by single '-'" },
-      { where: `${FILE}:5`, message: 'status: Invalid option: expected one of "draft"|"published"|"archived"' },
+      { where: `${FILE}:5`, message: 'status: must be one of draft, published, archived, not "live"' },
       { where: `${FILE}:6`, message: "publishedAt: must be an existing date, YYYY-MM-DD or an ISO 8601 date-time" },
       { where: `${FILE}:2`, message: "authorName: is required" },
       { where: `${FILE}:7`, message: "tags.1: must not be empty" },
