@@ -13,7 +13,7 @@ import { portOption } from "./options.js";
 
 interface DemoFlags {
   dir: string;
-  content: string;
+  content?: string;
   port: number;
 }
 
@@ -24,9 +24,9 @@ const DEMO_CONTENT = fileURLToPath(new URL("../content", import.meta.url));
 export function registerDemo(program: Command): void {
   program
     .command("demo")
-    .description("build the demo organization from content/ and serve it, printing a working curl line")
+    .description("build the demo organizations from the posts cdsnap ships and serve them, printing working curl lines")
     .option("--dir <dir>", "where the demo database and tree go", ".demo")
-    .option("--content <dir>", "the demo posts (default: the ones cdsnap ships)", DEMO_CONTENT)
+    .option("--content <dir>", "the demo posts (default: the ones cdsnap ships)")
     .addOption(portOption())
     .action(async (flags: DemoFlags) => {
       const dir = path.resolve(flags.dir);
@@ -40,7 +40,7 @@ export function registerDemo(program: Command): void {
         db.close();
       }
       const out = path.join(dir, "site");
-      const report = await build({ db: dbFile, content: path.resolve(flags.content), out });
+      const report = await build({ db: dbFile, content: path.resolve(flags.content ?? DEMO_CONTENT), out });
       process.stdout.write(`${formatReport(report)}\n`);
 
       const running = await startServer({ db: dbFile, out, port: flags.port }).catch((error: unknown) => {

@@ -16,6 +16,7 @@ import {
   pageNameSchema,
   type FieldValue,
 } from "../model/sources.js";
+import { notAnOptionMessage, valueAt } from "../model/issue-messages.js";
 import { prepared, type Db } from "./open.js";
 
 const ORG_COLUMNS =
@@ -31,7 +32,8 @@ function check<S extends z.ZodType>(
   if (result.success) return result.data;
   for (const issue of result.error.issues) {
     const member = issue.path.join(".");
-    problems.push({ where, message: member ? `${member}: ${issue.message}` : issue.message });
+    const message = notAnOptionMessage(issue, valueAt(row, issue.path)) ?? issue.message;
+    problems.push({ where, message: member ? `${member}: ${message}` : message });
   }
   return undefined;
 }

@@ -18,6 +18,7 @@ import { FAILSAFE_SCHEMA, Type, load as loadFast } from "js-yaml";
 import { LineCounter, Schema, parseDocument, isMap, isScalar, type Document, type ScalarTag } from "yaml";
 import type { z } from "zod";
 import type { Problem } from "../errors.js";
+import { notAnOptionMessage } from "../model/issue-messages.js";
 import { parsePublishDate } from "../model/rules.js";
 import { describeYamlErrors, quoteValue } from "./yaml-problems.js";
 import { shapeOf } from "./yaml-shape.js";
@@ -102,9 +103,7 @@ function issuesToProblems(
     const value: unknown = doc.getIn(issue.path as (string | number)[]);
     const missing = value === undefined;
     const notText = issue.code === "invalid_type" && issue.expected === "string" ? notTextMessage(doc, yaml, issue.path) : undefined;
-    const notAnOption =
-      issue.code === "invalid_value" ? `must be one of ${issue.values.map(String).join(", ")}, not ${JSON.stringify(String(value))}` : undefined;
-    const message = missing ? "is required" : (notText ?? notAnOption ?? issue.message);
+    const message = missing ? "is required" : (notText ?? notAnOptionMessage(issue, value) ?? issue.message);
     problems.push({ where: at(lineOf(doc, counter, issue.path)), message: `${member}: ${message}` });
   }
   return problems;

@@ -122,6 +122,11 @@ const CASES: Case[] = [
     expect: [{ where: "acme/p.md:4", message: /^slug: .*200/ }],
   },
   {
+    name: "a block status that is none of the three, named with what was found",
+    apply: db((d) => insertBlock(d, "acme", { id: "b3", slug: "b3", status: "live" })),
+    expect: [{ where: "blocks[org_id=acme id=b3]", message: /^status: must be one of draft, published, archived, not "live"$/ }],
+  },
+  {
     name: "a block slug with an underscore",
     apply: db((d) => insertBlock(d, "acme", { id: "b2", slug: "bad_slug" })),
     expect: [{ where: "blocks[org_id=acme id=b2]", message: /^slug: / }],
