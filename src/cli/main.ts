@@ -28,6 +28,26 @@ function exitCodeOf(error: unknown): number {
 }
 
 /** Prints what a person can act on (on stderr) and returns the exit code. */
+/**
+ * better-sqlite3 is a native addon: an install that skipped its script (npm 11's
+ * allowScripts, --ignore-scripts) or a Node upgrade since leaves no loadable
+ * binding. That is the installation's to fix (exit 2), not a bug to report.
+ */
+function sqliteBindingProblem(error: unknown): UsageError | undefined {
+  const e = error as NodeJS.ErrnoException | undefined;
+  const message = e?.message ?? "";
+  const fix =
+    'allow its install script ("allowScripts": { "better-sqlite3": true } in your package.json with npm 11), ' +
+    "then run: npm rebuild better-sqlite3";
+  if (message.startsWith("Could not locate the bindings file")) {
+    return new UsageError(`better-sqlite3, which cdsnap reads SQLite with, was installed without its native binding; ${fix}`);
+  }
+  if (e?.code === "ERR_DLOPEN_FAILED" && /better[_-]sqlite3/.test(message)) {
+    return new UsageError(`better-sqlite3's native binding does not load in Node.js ${process.version} (built for another version?); ${fix}`);
+  }
+  return undefined;
+}
+
 function fail(error: unknown, debug: boolean): number {
   const code = exitCodeOf(error);
   const e = error as NodeJS.ErrnoException;
@@ -89,7 +109,8 @@ async function main(argv: string[]): Promise<number> {
   try {
     await program.parseAsync(argv);
     return typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
-  } catch (error) {
+  } catch (thrown) {
+    const error = sqliteBindingProblem(thrown) ?? thrown;
     if (error instanceof CommanderError && error.exitCode === 0) return EXIT.ok;
     const debug = program.opts<{ debug?: boolean }>().debug ?? argv.includes("--debug");
     // The flags are parsed once an action runs; commander's own usage errors come before that (it printed them).
