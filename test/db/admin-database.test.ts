@@ -135,6 +135,14 @@ INSERT INTO audit_log(at, what) VALUES ('2026-01-01', 'created acme');
 `;
 }
 
+/** The admin schema with contract table `table` made a view over the admin tools' own `ownTable`. */
+function withContractView(table: string, ownTable: string, columns: string): string {
+  return adminSchema()
+    .replace(`CREATE TABLE ${table}(`, `CREATE TABLE ${ownTable}(`)
+    .replace("CREATE TABLE admin_users(", `CREATE VIEW ${table} AS SELECT ${columns} FROM ${ownTable};\nCREATE TABLE admin_users(`)
+    .replace(`INSERT INTO ${table}(`, `INSERT INTO ${ownTable}(`);
+}
+
 const PUBLISHED_POST = `---
 id: first-post
 title: "Our first roast"
@@ -372,14 +380,7 @@ describe.skipIf(!HAVE_SQLITE3 && !REQUIRED)("a database made by the admin tools 
   });
 
   it("db migrate adopts a database whose api_keys is a view: the index waits, unrecorded, and keys still list", async () => {
-    const schema = adminSchema()
-      .replace("CREATE TABLE api_keys(", "CREATE TABLE admin_keys(")
-      .replace(
-        "CREATE TABLE admin_users(",
-        "CREATE VIEW api_keys AS SELECT id, org_id, key_sha256, scopes, label, created_at, revoked_at FROM admin_keys;\nCREATE TABLE admin_users(",
-      )
-      .replace("INSERT INTO api_keys(", "INSERT INTO admin_keys(");
-    const site = await makeAdminSite(dir, schema);
+    const site = await makeAdminSite(dir, withContractView("api_keys", "admin_keys", "id, org_id, key_sha256, scopes, label, created_at, revoked_at"));
     const migrated = await runCli(["db", "migrate", "--db", site.db]);
     expect(migrated.stderr).toBe("");
     expect(migrated.code).toBe(0);
@@ -391,14 +392,14 @@ describe.skipIf(!HAVE_SQLITE3 && !REQUIRED)("a database made by the admin tools 
   });
 
   it("a contract table may be a view over the admin tools' own table: the build reads it", async () => {
-    const schema = adminSchema()
-      .replace("CREATE TABLE organizations(", "CREATE TABLE admin_organizations(")
-      .replace(
-        "CREATE TABLE admin_users(",
-        "CREATE VIEW organizations AS SELECT id, name, slug, google_analytics_id, meta_pixel_id, gtm_container_id, business_description, allowed_origins FROM admin_organizations;\nCREATE TABLE admin_users(",
-      )
-      .replace("INSERT INTO organizations(", "INSERT INTO admin_organizations(");
-    const site = await makeAdminSite(dir, schema);
+    const site = await makeAdminSite(
+      dir,
+      withContractView(
+        "organizations",
+        "admin_organizations",
+        "id, name, slug, google_analytics_id, meta_pixel_id, gtm_container_id, business_description, allowed_origins",
+      ),
+    );
     const built = await runCli(["build", "--db", site.db, "--content", site.content, "--out", site.out]);
     expect(built.stderr).toBe("");
     expect(built.code).toBe(0);

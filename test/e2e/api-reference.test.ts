@@ -11,25 +11,21 @@
  * in CI (`CI` or `CDSNAP_E2E_REQUIRED` set), as the other browser test does.
  */
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { CHROMIUM_REQUIRED, HAVE_CHROMIUM, launchChromium, warnIfNoChromium } from "../fixtures/chromium.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const REQUIRED = Boolean(process.env.CI || process.env.CDSNAP_E2E_REQUIRED);
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SCREENSHOT = path.join(ROOT, "test-output/api-reference.png");
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
-if (!HAVE_CHROMIUM && !REQUIRED) {
-  console.warn(`API reference test skipped: ${CHROMIUM} is missing (apt-get install chromium, or set CHROMIUM_PATH); CI runs it`);
-}
+warnIfNoChromium("API reference test");
 
 interface Operation {
   method: string;
@@ -97,29 +93,14 @@ async function openReference(): Promise<Page> {
   return page;
 }
 
-describe.skipIf(!HAVE_CHROMIUM && !REQUIRED)("the API reference page, opened from a file in headless Chromium", () => {
+describe.skipIf(!HAVE_CHROMIUM && !CHROMIUM_REQUIRED)("the API reference page, opened from a file in headless Chromium", () => {
   beforeAll(async () => {
-    if (!HAVE_CHROMIUM) throw new Error(`${CHROMIUM} is missing; CI must install it (see .ci/run)`);
     dir = await mkdtemp(path.join(os.tmpdir(), "cdsnap-api-reference-"));
     const html = path.join(dir, "docs", "api.html");
     await promisify(execFile)(process.execPath, [path.join(ROOT, "scripts/api-reference.mjs"), "--out", html], { cwd: ROOT });
     pageUrl = pathToFileURL(html).href;
 
-    context = await chromium.launchPersistentContext(path.join(dir, "profile"), {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 800 },
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    context = await launchChromium(path.join(dir, "profile"), { width: 1280, height: 800 });
     // The page must be whole in its file: anything else is refused, and recorded so
     // that the test names it.
     await context.route(

@@ -9,29 +9,24 @@
  * Without Chromium the test is skipped on a developer machine (saying so) and
  * fails in CI (`CI` or `CDSNAP_E2E_REQUIRED` set): `.ci/run` installs it.
  */
-import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { CHROMIUM_REQUIRED, HAVE_CHROMIUM, launchChromium, warnIfNoChromium } from "../fixtures/chromium.js";
 import { build } from "../../src/build.js";
 import { DEMO_READ_KEY, HARBOR_READ_KEY, seedDemo } from "../../src/db/demo-seed.js";
 import { migrate } from "../../src/db/migrations.js";
 import { openDatabase } from "../../src/db/open.js";
 import { startServer, type RunningServer } from "../../src/server/create-server.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const REQUIRED = Boolean(process.env.CI || process.env.CDSNAP_E2E_REQUIRED);
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const CONTENT = fileURLToPath(new URL("../../content", import.meta.url));
 
-if (!HAVE_CHROMIUM && !REQUIRED) {
-  console.warn(`browser test skipped: ${CHROMIUM} is missing (apt-get install chromium, or set CHROMIUM_PATH); CI runs it`);
-}
+warnIfNoChromium("browser test");
 
 interface LogLine {
   method?: string;
@@ -111,9 +106,8 @@ async function open(pagePath: string): Promise<{ page: Page; state: string }> {
 
 const texts = (page: Page, list: string) => page.locator(`#${list} li`).allTextContents();
 
-describe.skipIf(!HAVE_CHROMIUM && !REQUIRED)("in headless Chromium", () => {
+describe.skipIf(!HAVE_CHROMIUM && !CHROMIUM_REQUIRED)("in headless Chromium", () => {
   beforeAll(async () => {
-    if (!HAVE_CHROMIUM) throw new Error(`${CHROMIUM} is missing; CI must install it (see .ci/run)`);
     dir = await mkdtemp(path.join(os.tmpdir(), "cdsnap-e2e-"));
     db = path.join(dir, "db.sqlite");
     const handle = openDatabase(db, { create: true });
@@ -136,20 +130,7 @@ describe.skipIf(!HAVE_CHROMIUM && !REQUIRED)("in headless Chromium", () => {
     });
     pageOrigin = await listen(pages);
 
-    context = await chromium.launchPersistentContext(path.join(dir, "profile"), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    context = await launchChromium(path.join(dir, "profile"));
   });
 
   afterAll(async () => {
