@@ -135,6 +135,14 @@ INSERT INTO audit_log(at, what) VALUES ('2026-01-01', 'created acme');
 `;
 }
 
+/** Builds the site, which must succeed without a word on stderr, and reads the organization's answer. */
+async function buildCleanly(site: { db: string; content: string; out: string }): Promise<{ name: string; businessDescription: string }> {
+  const built = await runCli(["build", "--db", site.db, "--content", site.content, "--out", site.out]);
+  expect(built.stderr).toBe("");
+  expect(built.code).toBe(0);
+  return JSON.parse(await readFile(path.join(site.out, "api/organizations/acme/organization.json"), "utf8"));
+}
+
 /** The admin schema with contract table `table` made a view over the admin tools' own `ownTable`. */
 function withContractView(table: string, ownTable: string, columns: string): string {
   return adminSchema()
@@ -363,10 +371,7 @@ describe.skipIf(!HAVE_SQLITE3 && !REQUIRED)("a database made by the admin tools 
     const suggested = /add it: (ALTER TABLE [^\n)]*)\)/.exec(refused.stderr)?.[1];
     expect(suggested).toBe("ALTER TABLE organizations ADD COLUMN business_description TEXT NOT NULL DEFAULT ''");
     sqlite(site.db, `${suggested};`);
-    const built = await runCli(["build", "--db", site.db, "--content", site.content, "--out", site.out]);
-    expect(built.stderr).toBe("");
-    expect(built.code).toBe(0);
-    const org = JSON.parse(await readFile(path.join(site.out, "api/organizations/acme/organization.json"), "utf8"));
+    const org = await buildCleanly(site);
     expect(org.businessDescription).toBe("");
   });
 
@@ -400,10 +405,7 @@ describe.skipIf(!HAVE_SQLITE3 && !REQUIRED)("a database made by the admin tools 
         "id, name, slug, google_analytics_id, meta_pixel_id, gtm_container_id, business_description, allowed_origins",
       ),
     );
-    const built = await runCli(["build", "--db", site.db, "--content", site.content, "--out", site.out]);
-    expect(built.stderr).toBe("");
-    expect(built.code).toBe(0);
-    const org = JSON.parse(await readFile(path.join(site.out, "api/organizations/acme/organization.json"), "utf8"));
+    const org = await buildCleanly(site);
     expect(org.name).toBe("Acme Roasters");
   });
 
