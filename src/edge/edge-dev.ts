@@ -92,6 +92,8 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<RunningEdge
     writeEdgeDocument(db, options.out);
     mf = new Miniflare(miniflareOptions);
     const url = await mf.ready;
+    // A reload listens again: on the same port, not on another free one.
+    miniflareOptions.port = Number(url.port);
     // Typed by Cloudflare's type package, which cdsnap does without: the one method used here.
     const kv = (await mf.getKVNamespace("CDSNAP_EDGE")) as unknown as { put(key: string, value: string): Promise<void> };
 

@@ -24,8 +24,14 @@ import { cacheTagsOf, isWriteRoute } from "../route-table.js";
 import { encodingFor, etagOf, etagsOf, gzip, varyOf, type Compression } from "./compression.js";
 import { readEdgeDocument, type EdgeDirectory } from "./edge-document.js";
 
-/** The bytes of a tree file by its path relative to the tree (`api/organizations/demo/blocks.json`), or null when there is none. */
-export type TreeReader = (file: string) => Promise<Uint8Array | null>;
+export interface TreeFile {
+  bytes: Uint8Array;
+  /** When the file was written, where the store knows (a file system, R2); static assets do not. */
+  modified: Date | null;
+}
+
+/** A tree file by its path relative to the tree (`api/organizations/demo/blocks.json`), or null when there is none. */
+export type TreeReader = (file: string) => Promise<TreeFile | null>;
 
 export interface EdgeOptions {
   tree: TreeReader;
@@ -193,16 +199,17 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
   }
 
   async function fileAnswer(request: Request, route: Route, query: string, cors: Readonly<Record<string, string>>, dir: EdgeDirectory): Promise<Response> {
-    let bytes = await options.tree(fileOf(route));
-    if (!bytes) throw httpError.notFound();
+    const file = await options.tree(fileOf(route));
+    if (!file) throw httpError.notFound();
+    let bytes = file.bytes;
     const pages = takesPages(route) && query !== "" ? requestedPages(new URLSearchParams(query)) : null;
     if (pages) {
       const list = JSON.parse(decoder.decode(bytes)) as BlockList;
       bytes = encoder.encode(canonicalJson(filterBlocks(list, dir.organization(route.orgId)?.pages ?? {}, pages)));
     }
     const sha = await sha256Hex(bytes);
-    const file = bytes;
-    const tags = tagsOf(route, sha, () => decoder.decode(file));
+    const answered = bytes;
+    const tags = tagsOf(route, sha, () => decoder.decode(answered));
     const encoding = encodingFor(compression, request.headers.get("accept-encoding"), bytes.length);
     const validators = { ETag: etagOf(sha, encoding), "Cache-Control": CACHE_CONTROL, "Cache-Tag": tags };
     const ifNoneMatch = request.headers.get("if-none-match");
@@ -218,6 +225,8 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
         "Content-Length": String(body.length),
         // Tells clients and CDNs not to ask for a slice: they would get the whole document.
         "Accept-Ranges": "none",
+        // Static assets carry no file time: the edge document's is the closest a deployment knows.
+        "Last-Modified": (file.modified ?? new Date(dir.writtenAt)).toUTCString(),
         "Content-Type": JSON_TYPE,
         ...(encoding ? { "Content-Encoding": encoding } : {}),
       },

@@ -3,7 +3,7 @@
  * any runtime with the web APIs (Node 20 included). Bundled for a neutral
  * platform: nothing here, nor anything it imports, may need Node.
  */
-export { createEdgeHandler, type EdgeHandler, type EdgeOptions, type TreeReader } from "./handler.js";
+export { createEdgeHandler, type EdgeHandler, type EdgeOptions, type TreeFile, type TreeReader } from "./handler.js";
 export { type Compression } from "./compression.js";
 export {
   EDGE_DOCUMENT_FORMAT,

@@ -4,35 +4,46 @@
  * edge document from beside it, and node:http in front. `cdsnap edge serve`
  * runs it; the bench measures it next to `cdsnap serve`.
  */
-import { readFile } from "node:fs/promises";
+import { open, readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { originFormOf } from "../server/request-head.js";
 import type { Compression } from "./compression.js";
-import { createEdgeHandler, type EdgeHandler, type TreeReader } from "./handler.js";
+import { createEdgeHandler, type EdgeHandler, type TreeFile, type TreeReader } from "./handler.js";
 import { edgeDocumentFileOf } from "./publish-document.js";
 
 const MISSING = new Set(["ENOENT", "ENOTDIR", "EISDIR"]);
 
-async function readOrNull(file: string): Promise<Buffer | null> {
+async function orNull<T>(read: Promise<T>): Promise<T | null> {
   try {
-    return await readFile(file);
+    return await read;
   } catch (error) {
     if (MISSING.has((error as NodeJS.ErrnoException).code ?? "")) return null;
     throw error;
   }
 }
 
+/** Bytes and time from one descriptor, so they belong to the same file even while a rename replaces it. */
+async function readTreeFile(file: string): Promise<TreeFile> {
+  const handle = await open(file, "r");
+  try {
+    const info = await handle.stat();
+    return { bytes: await handle.readFile(), modified: info.mtime };
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Tree files under `out`; the handler only ever asks for paths made from a route, whose segments cannot climb out. */
 export function fileTree(out: string): TreeReader {
-  return (file) => readOrNull(path.join(out, file));
+  return (file) => orNull(readTreeFile(path.join(out, file)));
 }
 
 export function fileDocument(out: string): () => Promise<string | null> {
   const file = edgeDocumentFileOf(out);
-  return async () => (await readOrNull(file))?.toString("utf8") ?? null;
+  return () => orNull(readFile(file, "utf8"));
 }
 
 // The connection's own business: a forwarded answer's framing is node:http's to set again.

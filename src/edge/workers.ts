@@ -12,7 +12,7 @@ export interface AssetsBinding {
 }
 
 export interface R2BucketBinding {
-  get(key: string): Promise<{ arrayBuffer(): Promise<ArrayBuffer> } | null>;
+  get(key: string): Promise<{ arrayBuffer(): Promise<ArrayBuffer>; uploaded: Date } | null>;
 }
 
 export interface KvBinding {
@@ -45,7 +45,7 @@ export function assetsTree(assets: AssetsBinding): TreeReader {
     const answer = await assets.fetch(new Request(`https://assets.invalid/${file}`));
     if (answer.status === 404) return null;
     if (!answer.ok) throw new Error(`the assets binding answered ${answer.status} for ${file}`);
-    return new Uint8Array(await answer.arrayBuffer());
+    return { bytes: new Uint8Array(await answer.arrayBuffer()), modified: null };
   };
 }
 
@@ -53,7 +53,7 @@ export function assetsTree(assets: AssetsBinding): TreeReader {
 export function r2Tree(bucket: R2BucketBinding, prefix = ""): TreeReader {
   return async (file) => {
     const object = await bucket.get(`${prefix}${file}`);
-    return object ? new Uint8Array(await object.arrayBuffer()) : null;
+    return object ? { bytes: new Uint8Array(await object.arrayBuffer()), modified: object.uploaded } : null;
   };
 }
 
