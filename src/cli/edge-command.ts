@@ -85,11 +85,16 @@ export function registerEdge(program: Command): void {
     .addOption(edgePortOption())
     .addOption(originOption("pass PATCHes to this origin instead of a `serve` started here"))
     .action(async (flags: { db: string; out: string; host: string; port: number; origin?: string }) => {
+      const before = { SIGINT: process.listeners("SIGINT"), SIGTERM: process.listeners("SIGTERM") };
       const dev = await startEdgeDev({ db: absolute(flags.db), out: absolute(flags.out), host: flags.host, port: flags.port, origin: flags.origin }).catch(
         (error: unknown) => {
           throw listenRefusal(error, EDGE_ADDRESS_FLAGS);
         },
       );
+      // miniflare exits on a signal at once (status 143); closing here lets the origin finish its requests first.
+      for (const signal of ["SIGINT", "SIGTERM"] as const) {
+        for (const listener of process.listeners(signal)) if (!before[signal].includes(listener)) process.off(signal, listener);
+      }
       process.stdout.write(`cdsnap edge dev serving ${dev.url} (workerd; PATCHes go to ${dev.origin})\n`);
       await untilStopped(() => dev.close());
     });
