@@ -95,7 +95,8 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<RunningEdge
     // A reload listens again: on the same port, not on another free one.
     miniflareOptions.port = Number(url.port);
     // Typed by Cloudflare's type package, which cdsnap does without: the one method used here.
-    const kv = (await mf.getKVNamespace("CDSNAP_EDGE")) as unknown as { put(key: string, value: string): Promise<void> };
+    type Kv = { put(key: string, value: string): Promise<void> };
+    let kv = (await mf.getKVNamespace("CDSNAP_EDGE")) as unknown as Kv;
 
     let pushed: string | null = null;
     async function pushDocument(): Promise<void> {
@@ -104,6 +105,12 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<RunningEdge
         await kv.put("edge.json", text);
         pushed = text;
       }
+    }
+    /** A reload makes a new runtime: its KV handle is a new one, and its store may start empty. */
+    async function reload(): Promise<void> {
+      await mf!.setOptions(miniflareOptions);
+      kv = (await mf!.getKVNamespace("CDSNAP_EDGE")) as unknown as Kv;
+      pushed = null;
     }
     await pushDocument();
 
@@ -116,8 +123,8 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<RunningEdge
       const nowVersion = dataVersion.get() as number;
       const nowLink = await readlink(options.out).catch(() => link);
       if (nowVersion !== version || nowLink !== link) writeEdgeDocument(db, options.out);
+      if (nowLink !== link) await reload();
       await pushDocument();
-      if (nowLink !== link) await mf!.setOptions(miniflareOptions);
       version = nowVersion;
       link = nowLink;
     };

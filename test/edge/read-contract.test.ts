@@ -282,7 +282,7 @@ describe("keys and builds reach the edge", () => {
     expect(await pollUntil(async () => (await read()).status === 401, 10_000)).toBe(true);
   });
 
-  it("a build's new post is answered by every edge as by serve", async () => {
+  it("a build's new post is answered by every edge as by serve, and keys still change after it", async () => {
     const post = path.join(fx.content, "demo/2026/notes-from-the-cupping-table.md");
     await writeFile(post, (await readFile(post, "utf8")).replace("title: Notes from the cupping table", "title: Cupping notes, rebuilt"));
     await buildFixture(fx);
@@ -295,6 +295,13 @@ describe("keys and builds reach the edge", () => {
       expect(await pollUntil(shows, 10_000)).toBe(true);
       expect(view(await send(edges[t], `${DEMO}/contents/post-0012`, request))).toEqual(view(expected));
     }
+
+    // edge dev reloaded workerd for the new tree: a revocation after it still arrives.
+    const created = withDb(fx.db, (db) => createKey(db, { orgId: "demo", scopes: ["read"] }));
+    const read = () => send(workerd.url, `${DEMO}/blocks`, { headers: { "x-api-key": created.rawKey } }).catch(() => null);
+    expect(await pollUntil(async () => (await read())?.status === 200, 10_000)).toBe(true);
+    withDb(fx.db, (db) => revokeKey(db, created.record.id));
+    expect(await pollUntil(async () => (await read())?.status === 401, 10_000)).toBe(true);
   });
 });
 
