@@ -1,9 +1,9 @@
 /**
- * The edge handler under Node (`cdsnap edge serve`, which reads every file
- * and hashes it per request, as the handler does on Workers) next to `cdsnap
- * serve` (which answers from its file cache), both child processes on the same
- * built tree, GET contents/{id} in turns. Plain answers on both sides: the
- * load generator asks for no encoding.
+ * The edge handler under Node (`cdsnap edge serve`: serve's file cache, but
+ * every answer made through the fetch API's Request and Response) next to
+ * `cdsnap serve`, both child processes on the same built tree, GET
+ * contents/{id} in turns. Plain answers on both sides: the load generator asks
+ * for no encoding.
  */
 import type { Request } from "autocannon";
 import type { ChildProcess } from "node:child_process";

@@ -216,7 +216,7 @@ export function renderReport(run: RunResult): string {
   }
   if (run.edge) {
     notes.push(
-      "The edge handler under Node reads the file and hashes it on every request, as it does on Workers, where the platform's cache stands in front of it; `serve` answers from its file cache. Both in turns, as above.",
+      "The edge handler under Node reads from the same file cache as `serve` but answers through the fetch API's Request and Response, which it is written in so that the same code runs on Workers: the difference is their cost under Node. Both in turns, as above.",
     );
     if (run.edge.result.failed > 0) notes.push(`Warning: ${run.edge.result.failed} edge GET requests failed.`);
   }

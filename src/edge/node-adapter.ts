@@ -4,46 +4,50 @@
  * edge document from beside it, and node:http in front. `cdsnap edge serve`
  * runs it; the bench measures it next to `cdsnap serve`.
  */
-import { open, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { Readable } from "node:stream";
+import { liveGenerationSync, treeStoreOf } from "../emit/tree-store.js";
+import { createFileCache } from "../server/file-cache.js";
 import { originFormOf } from "../server/request-head.js";
 import type { Compression } from "./compression.js";
-import { createEdgeHandler, type EdgeHandler, type TreeFile, type TreeReader } from "./handler.js";
+import { createEdgeHandler, type EdgeHandler, type TreeReader } from "./handler.js";
 import { edgeDocumentFileOf } from "./publish-document.js";
 
-const MISSING = new Set(["ENOENT", "ENOTDIR", "EISDIR"]);
-
-async function orNull<T>(read: Promise<T>): Promise<T | null> {
-  try {
-    return await read;
-  } catch (error) {
-    if (MISSING.has((error as NodeJS.ErrnoException).code ?? "")) return null;
-    throw error;
-  }
-}
-
-/** Bytes and time from one descriptor, so they belong to the same file even while a rename replaces it. */
-async function readTreeFile(file: string): Promise<TreeFile> {
-  const handle = await open(file, "r");
-  try {
-    const info = await handle.stat();
-    return { bytes: await handle.readFile(), modified: info.mtime };
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Tree files under `out`; the handler only ever asks for paths made from a route, whose segments cannot climb out. */
+/**
+ * Tree files under `out`, through serve's file cache: bytes and their SHA-256
+ * kept in memory while an lstat finds the same file, and a file read only
+ * inside the live generation. The handler only ever asks for paths made from
+ * a route, whose segments cannot climb out.
+ */
 export function fileTree(out: string): TreeReader {
-  return (file) => orNull(readTreeFile(path.join(out, file)));
+  const store = treeStoreOf(out);
+  const cache = createFileCache();
+  return async (file) => {
+    const key = `${store.out}/${file}`;
+    let cached = cache.peek(key);
+    if (!cached) {
+      const gen = liveGenerationSync(store);
+      if (!gen) return null;
+      cached = await cache.get(path.join(gen.tree, file), { root: gen.tree, key });
+    }
+    // The cache's ETag is the quoted hex SHA-256 of the bytes.
+    return cached && { bytes: cached.bytes, modified: cached.mtime, sha256: cached.etag.slice(1, -1) };
+  };
 }
 
 export function fileDocument(out: string): () => Promise<string | null> {
   const file = edgeDocumentFileOf(out);
-  return () => orNull(readFile(file, "utf8"));
+  return async () => {
+    try {
+      return await readFile(file, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw error;
+    }
+  };
 }
 
 // The connection's own business: a forwarded answer's framing is node:http's to set again.
@@ -69,13 +73,10 @@ export function nodeListener(handler: EdgeHandler): (req: IncomingMessage, res: 
       answer.headers.forEach((value, name) => {
         if (!HOP_BY_HOP.has(name)) out.push(name, value);
       });
+      // Whole: every answer is one JSON document, and one write costs less than a stream's chunks.
+      const body = answer.body ? Buffer.from(await answer.arrayBuffer()) : undefined;
       res.writeHead(answer.status, out);
-      if (!answer.body) {
-        res.end();
-        return;
-      }
-      for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk);
-      res.end();
+      res.end(body);
     })().catch((error: unknown) => {
       console.error(error);
       res.destroy();
