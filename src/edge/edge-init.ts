@@ -77,9 +77,9 @@ then put the document again; no deploy is needed:
 
     npx wrangler kv key put --binding CDSNAP_EDGE --remote edge.json --path ${doc}
 
-KV takes up to a minute to carry a new value to every location, and the worker
-reads it again every second: a revoked key is refused everywhere within about
-a minute.
+KV takes up to a minute to carry a new value to every location and keeps it a
+minute at each (\`CDSNAP_KV_CACHE_TTL\`), and the worker reads it again every
+second: a revoked key is refused everywhere within about two minutes.
 
 ## Run it here first
 

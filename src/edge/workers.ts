@@ -28,7 +28,7 @@ export interface WorkerEnv {
   CDSNAP_ORIGIN?: string;
   /** How often the handler reads the edge document again (ms); default 1000. */
   CDSNAP_REFRESH_MS?: string;
-  /** KV's own cache of the document at each location (s); 30 is the least KV takes. */
+  /** KV's own cache of the document at each location (s); default 60, KV's own default. */
   CDSNAP_KV_CACHE_TTL?: string;
 }
 
@@ -57,7 +57,7 @@ export function r2Tree(bucket: R2BucketBinding, prefix = ""): TreeReader {
   };
 }
 
-export function kvDocument(kv: KvBinding, cacheTtl = 30): () => Promise<string | null> {
+export function kvDocument(kv: KvBinding, cacheTtl = 60): () => Promise<string | null> {
   return () => kv.get(EDGE_DOCUMENT_KEY, { type: "text", cacheTtl });
 }
 
@@ -69,7 +69,7 @@ export function handlerForEnv(env: WorkerEnv): EdgeHandler {
   else throw new Error("the worker has neither an ASSETS nor a TREE (R2) binding for the tree");
   return createEdgeHandler({
     tree,
-    document: kvDocument(env.CDSNAP_EDGE, Number(env.CDSNAP_KV_CACHE_TTL ?? 30)),
+    document: kvDocument(env.CDSNAP_EDGE, Number(env.CDSNAP_KV_CACHE_TTL ?? 60)),
     origin: env.CDSNAP_ORIGIN || null,
     refreshMs: env.CDSNAP_REFRESH_MS === undefined ? undefined : Number(env.CDSNAP_REFRESH_MS),
     // Workers compresses JSON for the client on its own, by Accept-Encoding.
