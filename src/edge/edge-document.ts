@@ -1,10 +1,12 @@
 /**
  * The edge document: what the read API needs besides the tree, published by
  * the build beside it (`.<out>.cdsnap/edge.json`, never inside the tree a CDN
- * serves). Per key its SHA-256, organization, scopes and whether it is
- * revoked (never the raw key, which nothing stores); per organization its
- * allowed origins (D11) and page membership (D8). Nothing of
- * organization_secrets is in it.
+ * serves). Per key a salted digest, its organization, scopes and whether it is
+ * revoked; per organization its allowed origins (D11) and page membership
+ * (D8). Never a raw key (nothing stores one), nothing of
+ * organization_secrets, and not even the database's key hashes: a key's
+ * digest is the SHA-256 of the document's salt and the key's SHA-256, so the
+ * document and the database share no value.
  *
  * Neutral: the edge handler reads it on Workers as well as under Node.
  */
@@ -15,8 +17,8 @@ export const EDGE_DOCUMENT_FORMAT = 1;
 export type EdgeScope = "read" | "write";
 
 export interface EdgeKey {
-  /** Lowercase hex SHA-256 of the raw key. */
-  sha256: string;
+  /** {@link keyDigest} of the key: hex SHA-256 of the document's salt followed by the key's hex SHA-256. */
+  digest: string;
   keyId: string;
   orgId: string;
   scopes: EdgeScope[];
@@ -36,6 +38,8 @@ export interface EdgeDocument {
   generation: string | null;
   /** When it was written (ISO 8601): how stale an edge's copy is. */
   writtenAt: string;
+  /** 64 hex digits, kept from one document to the next. */
+  salt: string;
   keys: EdgeKey[];
   organizations: Record<string, EdgeOrganization>;
 }
@@ -43,11 +47,25 @@ export interface EdgeDocument {
 /** The document indexed for the handler. */
 export interface EdgeDirectory {
   readonly writtenAt: string;
-  key(sha256: string): EdgeKey | undefined;
+  /** The key whose raw text is `presented`, if the document has it. */
+  key(presented: string): Promise<EdgeKey | undefined>;
   organization(orgId: string): EdgeOrganization | undefined;
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+const encoder = new TextEncoder();
+
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  let out = "";
+  for (const byte of new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))) out += byte.toString(16).padStart(2, "0");
+  return out;
+}
+
+/** A key's digest in a document with `salt`, from the key's hex SHA-256 (what the database stores). */
+export function keyDigest(salt: string, keySha256: string): Promise<string> {
+  return sha256Hex(encoder.encode(`${salt}${keySha256}`));
+}
 
 /** Reads a document's text; throws when it is not one this handler understands. */
 export function readEdgeDocument(text: string): EdgeDirectory {
@@ -55,15 +73,16 @@ export function readEdgeDocument(text: string): EdgeDirectory {
   if (doc === null || typeof doc !== "object" || doc.format !== EDGE_DOCUMENT_FORMAT) {
     throw new Error(`the edge document is not of format ${EDGE_DOCUMENT_FORMAT}; write it again with this version of cdsnap`);
   }
-  if (!Array.isArray(doc.keys) || doc.organizations === null || typeof doc.organizations !== "object") {
-    throw new Error("the edge document has no keys or no organizations");
+  if (!Array.isArray(doc.keys) || doc.organizations === null || typeof doc.organizations !== "object" || !SHA256_HEX.test(doc.salt ?? "")) {
+    throw new Error("the edge document has no keys, no organizations or no salt");
   }
+  const salt = doc.salt!;
   const keys = new Map<string, EdgeKey>();
-  for (const key of doc.keys) if (SHA256_HEX.test(key.sha256)) keys.set(key.sha256, key);
+  for (const key of doc.keys) if (SHA256_HEX.test(key.digest)) keys.set(key.digest, key);
   const organizations = new Map(Object.entries(doc.organizations));
   return {
     writtenAt: String(doc.writtenAt),
-    key: (sha256) => keys.get(sha256),
+    key: async (presented) => keys.get(await keyDigest(salt, await sha256Hex(encoder.encode(presented)))),
     organization: (orgId) => organizations.get(orgId),
   };
 }

@@ -22,7 +22,7 @@ import type { BlockList } from "../model/api.js";
 import { canonicalJson } from "../render/canonical-json.js";
 import { cacheTagsOf, isWriteRoute } from "../route-table.js";
 import { encodingFor, etagOf, etagsOf, gzip, varyOf, type Compression } from "./compression.js";
-import { readEdgeDocument, type EdgeDirectory } from "./edge-document.js";
+import { readEdgeDocument, sha256Hex, type EdgeDirectory } from "./edge-document.js";
 
 export interface TreeFile {
   bytes: Uint8Array;
@@ -59,16 +59,6 @@ const NO_ORIGIN_FOR_WRITES = "this edge has no origin to pass writes to; send th
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-function hex(buffer: ArrayBuffer): string {
-  let out = "";
-  for (const byte of new Uint8Array(buffer)) out += byte.toString(16).padStart(2, "0");
-  return out;
-}
-
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  return hex(await crypto.subtle.digest("SHA-256", bytes));
-}
 
 /** A bounded memo: the oldest entries go first once it holds more than `limit` units. */
 function boundedMap<V>(limit: number, sizeOf: (value: V) => number) {
@@ -135,7 +125,7 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
 
   async function authenticate(dir: EdgeDirectory, presented: string | null): Promise<{ orgId: string }> {
     if (presented === null || presented === "" || presented.length > MAX_KEY_LENGTH) throw httpError.unauthorized();
-    const key = dir.key(await sha256Hex(encoder.encode(presented)));
+    const key = await dir.key(presented);
     if (!key || key.revoked) throw httpError.unauthorized();
     return key;
   }

@@ -8,6 +8,7 @@
  * membership; it is replaced by one rename, so a reader sees the old document
  * or the new, and only when its content changed.
  */
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parseAllowedOrigins } from "../api-reads.js";
@@ -24,8 +25,8 @@ export function edgeDocumentFileOf(out: string): string {
   return path.join(treeStoreOf(out).stateDir, "edge.json");
 }
 
-/** The edge document of the database and the live generation of `store`. */
-export function edgeDocumentOf(db: Db, store: TreeStore, now = new Date()): EdgeDocument {
+/** The edge document of the database and the live generation of `store`, its keys salted with `salt`. */
+export function edgeDocumentOf(db: Db, store: TreeStore, salt: string, now = new Date()): EdgeDocument {
   const live = liveGenerationSync(store);
   const organizations: Record<string, EdgeOrganization> = {};
   const rows = db.prepare("SELECT id, allowed_origins FROM organizations ORDER BY id").all() as { id: string; allowed_origins: string | null }[];
@@ -39,9 +40,10 @@ export function edgeDocumentOf(db: Db, store: TreeStore, now = new Date()): Edge
     format: EDGE_DOCUMENT_FORMAT,
     generation: live?.id ?? null,
     writtenAt: now.toISOString(),
+    salt,
     // Listed field by field: a column added to api_keys later must not reach the edge unless named here.
     keys: listKeys(db).map((key) => ({
-      sha256: key.keySha256,
+      digest: createHash("sha256").update(`${salt}${key.keySha256}`).digest("hex"),
       keyId: key.id,
       orgId: key.orgId,
       scopes: key.scopes,
@@ -51,15 +53,16 @@ export function edgeDocumentOf(db: Db, store: TreeStore, now = new Date()): Edge
   };
 }
 
-function sameContent(file: string, next: EdgeDocument): boolean {
-  let current: EdgeDocument;
+function readCurrent(file: string): EdgeDocument | null {
   try {
-    current = JSON.parse(readFileSync(file, "utf8")) as EdgeDocument;
+    return JSON.parse(readFileSync(file, "utf8")) as EdgeDocument;
   } catch {
-    return false;
+    return null;
   }
-  return JSON.stringify({ ...current, writtenAt: "" }) === JSON.stringify({ ...next, writtenAt: "" });
 }
+
+const sameContent = (current: EdgeDocument | null, next: EdgeDocument) =>
+  current !== null && JSON.stringify({ ...current, writtenAt: "" }) === JSON.stringify({ ...next, writtenAt: "" });
 
 /**
  * Writes the edge document of `out` and returns its path; null (and nothing
@@ -69,9 +72,12 @@ export function writeEdgeDocument(db: Db, out: string, now = new Date()): string
   const store = treeStoreOf(out);
   if (!liveGenerationSync(store)) return null;
   const file = edgeDocumentFileOf(out);
-  const next = edgeDocumentOf(db, store, now);
+  const current = readCurrent(file);
+  // The salt stays: a document whose keys did not change has the same digests.
+  const salt = current && /^[0-9a-f]{64}$/.test(current.salt) ? current.salt : randomBytes(32).toString("hex");
+  const next = edgeDocumentOf(db, store, salt, now);
   // Unchanged but for its time, it stays as it is: a build that changed nothing touches no file, and a deploy has nothing to upload.
-  if (sameContent(file, next)) return file;
+  if (sameContent(current, next)) return file;
   writeFileAtomicSync(file, `${JSON.stringify(next, null, 1)}\n`);
   return file;
 }

@@ -16,6 +16,7 @@ import { DEMO_READ_KEY, DEMO_SECRET_VALUES, DEMO_WRITE_KEY, HARBOR_READ_KEY } fr
 import { createKey, hashKey, revokeKey } from "../../src/db/keys.js";
 import { startEdgeDev, type RunningEdgeDev } from "../../src/edge/edge-dev.js";
 import { startEdgeServer, type RunningEdgeServer } from "../../src/edge/node-adapter.js";
+import { keyDigest } from "../../src/edge/edge-document.js";
 import { edgeDocumentFileOf } from "../../src/edge/publish-document.js";
 import { startServer, type RunningServer } from "../../src/server/create-server.js";
 import { buildFixture, makeFixture, removeFixture, type Fixture } from "../fixtures/build-fixture.js";
@@ -306,21 +307,24 @@ describe("keys and builds reach the edge", () => {
 });
 
 describe("the edge document", () => {
-  it("lives beside the tree, never in it, and holds no raw key and no secret", async () => {
+  it("lives beside the tree, never in it, and holds no raw key, no secret and not the database's key hashes", async () => {
     const docFile = edgeDocumentFileOf(fx.out);
     expect(path.relative(fx.out, docFile).startsWith("..")).toBe(true);
     expect((await listFiles(fx.out)).filter((file) => file.includes("edge"))).toEqual([]);
 
     const text = await readFile(docFile, "utf8");
-    const secrets = [...canaries, ...DEMO_SECRET_VALUES, DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY, revokedKey];
+    const keys = [DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY, revokedKey];
+    const secrets = [...canaries, ...DEMO_SECRET_VALUES, ...keys, ...keys.map(hashKey)];
     expect(canaries.length).toBeGreaterThan(0);
     for (const secret of secrets) expect(text).not.toContain(secret);
 
-    const doc = JSON.parse(text) as { keys: { sha256: string; revoked: boolean }[]; organizations: Record<string, unknown> };
-    expect(doc.keys.find((k) => k.sha256 === hashKey(DEMO_READ_KEY))).toMatchObject({ revoked: false });
-    expect(doc.keys.find((k) => k.sha256 === hashKey(revokedKey))).toMatchObject({ revoked: true });
+    const doc = JSON.parse(text) as { salt: string; keys: { digest: string; revoked: boolean }[]; organizations: Record<string, unknown> };
+    const digestOf = async (key: string) => keyDigest(doc.salt, hashKey(key));
+    const [active, revoked] = [await digestOf(DEMO_READ_KEY), await digestOf(revokedKey)];
+    expect(doc.keys.find((k) => k.digest === active)).toMatchObject({ keyId: "demo-read", revoked: false });
+    expect(doc.keys.find((k) => k.digest === revoked)).toMatchObject({ revoked: true });
     expect(Object.keys(doc.organizations).sort()).toEqual(["demo", "harbor"]);
-    for (const key of doc.keys) expect(Object.keys(key).sort()).toEqual(["keyId", "orgId", "revoked", "scopes", "sha256"]);
+    for (const key of doc.keys) expect(Object.keys(key).sort()).toEqual(["digest", "keyId", "orgId", "revoked", "scopes"]);
   });
 
   it("is not served at any edge", async () => {
