@@ -56,19 +56,23 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 const encoder = new TextEncoder();
 
-export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+/** Lowercase hex SHA-256 of some bytes. */
+export type Sha256 = (bytes: Uint8Array) => Promise<string> | string;
+
+/** By the web's crypto.subtle: what every platform has. */
+export const subtleSha256: Sha256 = async (bytes) => {
   let out = "";
   for (const byte of new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))) out += byte.toString(16).padStart(2, "0");
   return out;
-}
+};
 
 /** A key's digest in a document with `salt`, from the key's hex SHA-256 (what the database stores). */
-export function keyDigest(salt: string, keySha256: string): Promise<string> {
-  return sha256Hex(encoder.encode(`${salt}${keySha256}`));
+export async function keyDigest(salt: string, keySha256: string, sha256: Sha256 = subtleSha256): Promise<string> {
+  return sha256(encoder.encode(`${salt}${keySha256}`));
 }
 
 /** Reads a document's text; throws when it is not one this handler understands. */
-export function readEdgeDocument(text: string): EdgeDirectory {
+export function readEdgeDocument(text: string, sha256: Sha256 = subtleSha256): EdgeDirectory {
   const doc = JSON.parse(text) as Partial<EdgeDocument>;
   if (doc === null || typeof doc !== "object" || doc.format !== EDGE_DOCUMENT_FORMAT) {
     throw new Error(`the edge document is not of format ${EDGE_DOCUMENT_FORMAT}; write it again with this version of cdsnap`);
@@ -82,7 +86,7 @@ export function readEdgeDocument(text: string): EdgeDirectory {
   const organizations = new Map(Object.entries(doc.organizations));
   return {
     writtenAt: String(doc.writtenAt),
-    key: async (presented) => keys.get(await keyDigest(salt, await sha256Hex(encoder.encode(presented)))),
+    key: async (presented) => keys.get(await keyDigest(salt, await sha256(encoder.encode(presented)), sha256)),
     organization: (orgId) => organizations.get(orgId),
   };
 }

@@ -7,11 +7,14 @@ export { createEdgeHandler, type EdgeHandler, type EdgeOptions, type TreeFile, t
 export { type Compression } from "./compression.js";
 export {
   EDGE_DOCUMENT_FORMAT,
+  keyDigest,
   readEdgeDocument,
+  subtleSha256,
   type EdgeDocument,
   type EdgeKey,
   type EdgeOrganization,
   type EdgeScope,
+  type Sha256,
 } from "./edge-document.js";
 export {
   EDGE_DOCUMENT_KEY,

@@ -4,6 +4,7 @@
  * edge document from beside it, and node:http in front. `cdsnap edge serve`
  * runs it; the bench measures it next to `cdsnap serve`.
  */
+import { hash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -107,6 +108,7 @@ export async function startEdgeServer(options: EdgeServeOptions): Promise<Runnin
     origin: options.origin,
     refreshMs: options.refreshMs,
     compression: options.compression,
+    sha256: (bytes) => hash("sha256", bytes, "hex"),
   });
   const server = createServer(nodeListener(handler));
   await new Promise<void>((resolve, reject) => {

@@ -12,11 +12,15 @@ import path from "node:path";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
+import { createKey, revokeKey } from "../../src/db/keys.js";
 import { KV_ID_PLACEHOLDER } from "../../src/edge/edge-init.js";
 import { edgeDocumentFileOf } from "../../src/edge/publish-document.js";
+import { EDGE_WORKER_SOURCE, WORKER_COMPATIBILITY_DATE } from "../../src/edge/worker-source.js";
 import { buildFixture, makeFixture, makeTempDir, removeDir, removeFixture, type Fixture } from "../fixtures/build-fixture.js";
 import { runCliBounded, startCli, type Run } from "../fixtures/cli.js";
-import { send } from "../fixtures/edge.js";
+import { withDb } from "../fixtures/database.js";
+import { edgeBundle, send } from "../fixtures/edge.js";
+import { listFiles } from "../fixtures/tree.js";
 
 const DEMO = "/api/organizations/demo";
 
@@ -157,5 +161,58 @@ describe("cdsnap edge dev and edge serve", () => {
     } finally {
       await removeFixture(other);
     }
+  });
+});
+
+describe("the worker with its tree in R2", () => {
+  it("reads each file under its path in the tree, with the object's upload time as Last-Modified", async () => {
+    const mf = new Miniflare({
+      modules: [
+        { type: "ESModule", path: "worker.js", contents: EDGE_WORKER_SOURCE },
+        { type: "ESModule", path: "cdsnap-edge.js", contents: await readFile(await edgeBundle(), "utf8") },
+      ],
+      compatibilityDate: WORKER_COMPATIBILITY_DATE,
+      r2Buckets: ["TREE"],
+      kvNamespaces: ["CDSNAP_EDGE"],
+      bindings: { CDSNAP_TREE_PREFIX: "site/" },
+      port: 0,
+    });
+    try {
+      const url = (await mf.ready).origin;
+      type Put = { put(key: string, value: string | Uint8Array): Promise<unknown> };
+      const bucket = (await mf.getR2Bucket("TREE")) as unknown as Put;
+      for (const file of await listFiles(fx.out)) await bucket.put(`site/${file}`, new Uint8Array(await readFile(path.join(fx.out, file))));
+      const kv = (await mf.getKVNamespace("CDSNAP_EDGE")) as unknown as Put;
+      await kv.put("edge.json", await readFile(edgeDocumentFileOf(fx.out), "utf8"));
+
+      const read = await send(url, `${DEMO}/blocks?pages=home`, { headers: { "x-api-key": DEMO_READ_KEY } });
+      expect(read.status).toBe(200);
+      expect(JSON.parse(read.body.toString("utf8")).items.map((b: { id: string }) => b.id)).toEqual(["blk-hero", "blk-announcement"]);
+      expect(Date.now() - Date.parse(read.headers["last-modified"]!)).toBeLessThan(10 * 60_000);
+      expect((await send(url, `${DEMO}/contents/post-9999`, { headers: { "x-api-key": DEMO_READ_KEY } })).status).toBe(404);
+      expect((await send(url, `${DEMO}/blocks`)).status).toBe(401);
+    } finally {
+      await mf.dispose();
+    }
+  });
+});
+
+describe("cdsnap edge keys", () => {
+  it("writes the document again after a change made without --out", async () => {
+    const created = withDb(fx.db, (db) => createKey(db, { orgId: "harbor", scopes: ["read"] }));
+    const docFile = edgeDocumentFileOf(fx.out);
+    const revokedIn = async () => {
+      const doc = JSON.parse(await readFile(docFile, "utf8")) as { keys: { keyId: string; revoked: boolean }[] };
+      return doc.keys.find((k) => k.keyId === created.record.id)?.revoked;
+    };
+    const first = await runCliBounded(["edge", "keys", "--db", fx.db, "--out", fx.out]);
+    expect(first.code).toBe(0);
+    expect(first.stdout.trim()).toBe(docFile);
+    expect(await revokedIn()).toBe(false);
+
+    withDb(fx.db, (db) => revokeKey(db, created.record.id));
+    expect(await revokedIn()).toBe(false);
+    expect((await runCliBounded(["edge", "keys", "--db", fx.db, "--out", fx.out])).code).toBe(0);
+    expect(await revokedIn()).toBe(true);
   });
 });
