@@ -99,12 +99,6 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
   let directoryText: string | null = null;
   let checkedAt = -Infinity;
 
-  /**
-   * The edge document, read again once `refreshMs` has passed. No load is
-   * shared between requests: Workers ties a promise to the request that made it.
-   * A document that fails to load keeps the last good one (and is logged); with
-   * none at all, every answer that needs it is a 500.
-   */
   async function load(): Promise<EdgeDirectory> {
     const text = await options.document();
     if (text === null) throw new Error("there is no edge document: run cdsnap build, or cdsnap edge keys, and publish it");
@@ -115,6 +109,12 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
     return directory;
   }
 
+  /**
+   * The edge document, read again once `refreshMs` has passed. No load is
+   * shared between requests: Workers ties a promise to the request that made it.
+   * A document that fails to load keeps the last good one (and is logged); with
+   * none at all, every answer that needs it is a 500.
+   */
   async function currentDirectory(): Promise<EdgeDirectory> {
     const last = directory;
     if (last && clock() - checkedAt < refreshMs) return last;
