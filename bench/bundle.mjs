@@ -15,6 +15,7 @@ await build({
     run: "bench/run.ts",
     floor: "bench/floor.ts",
     "memory-server": "bench/memory-server.ts",
+    "edge-latency": "bench/edge-latency.ts",
   },
   outdir: "dist/bench",
 });

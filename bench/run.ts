@@ -21,7 +21,8 @@ import path from "node:path";
 import { DISK_STEPS, measureChanges, measureEdit, measureFull, measureNoop, makeWorkOrg, type SizeResult } from "./build-steps.js";
 import { ensureOrg } from "./cache.js";
 import { ROOT, benchDir, describeCode, diskDir, filesystemType, makeTemp, progress, removeTemp, snapshotCli } from "./measure.js";
-import { benchServe } from "./serve-bench.js";
+import { benchEdge } from "./edge-bench.js";
+import { benchServe, type ServeInput } from "./serve-bench.js";
 import { renderReport, type RunResult } from "./table.js";
 
 const ORG_ID = "bench";
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
   const run: RunResult = {
     sizes: [],
     serve: null,
+    edge: null,
     reps: measureBuilds ? reps : 1,
     largeReps,
     benchDir: { dir: base, fs: filesystemType(base) },
@@ -89,7 +91,7 @@ async function main(): Promise<void> {
       if (!large) await measureChanges(work, times, result);
     }
     if (measureHttp && posts === serveSize) {
-      const result = await benchServe({
+      const input: ServeInput = {
         db: work.db,
         content: work.content,
         out: work.out,
@@ -98,8 +100,9 @@ async function main(): Promise<void> {
         writeKey: org.writeKey,
         contentIds: org.samplePublished.map((p) => p.id),
         seconds,
-      });
-      run.serve = { posts, result };
+      };
+      run.serve = { posts, result: await benchServe(input) };
+      run.edge = { posts, result: await benchEdge(input) };
     }
     removeTemp(path.dirname(work.out));
     removeTemp(workDir);

@@ -41,7 +41,7 @@ export interface ServeResult {
   getFailures: number;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -50,7 +50,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function stop(child: ChildProcess): Promise<void> {
+export async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, "exit");
   child.kill("SIGTERM");
@@ -60,7 +60,7 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 /** Starts `cdsnap serve` on a port picked here, and waits until it answers. */
-async function startCdsnap(input: ServeInput): Promise<{ child: ChildProcess; base: string }> {
+export async function startCdsnap(input: ServeInput): Promise<{ child: ChildProcess; base: string }> {
   const port = await freePort();
   const args = [CLI, "serve", "--db", input.db, "--content", input.content, "--out", input.out];
   const child = spawnNode([...args, "--port", String(port), "--write-rate", "1000000"], ["ignore", "ignore", "pipe"]);
@@ -99,7 +99,7 @@ const ROUNDS = 2;
  * Both servers in turns (A B A B), half the time each turn, so that a burst of
  * other work on a shared machine lands on both rather than on one.
  */
-async function compare(cdsnap: string, node: string, requests: Request[], seconds: number): Promise<{ result: Throughput; failed: number }> {
+export async function compare(cdsnap: string, node: string, requests: Request[], seconds: number): Promise<{ result: Throughput; failed: number }> {
   await warm(cdsnap, requests, seconds);
   await warm(node, requests, seconds);
   const totals = { cdsnap: { requests: 0, seconds: 0 }, node: { requests: 0, seconds: 0 } };
@@ -146,7 +146,7 @@ async function startMemoryServer(routesFile: string): Promise<{ child: ChildProc
   throw new Error("the memory server exited before listening");
 }
 
-const failures = (r: Result) => r.non2xx + r.errors + r.timeouts;
+export const failures = (r: Result) => r.non2xx + r.errors + r.timeouts;
 
 export async function benchServe(input: ServeInput): Promise<ServeResult> {
   const orgPath = `/api/organizations/${input.orgId}`;

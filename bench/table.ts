@@ -5,12 +5,14 @@
  */
 import os from "node:os";
 import type { SizeResult, StepName, StepResult } from "./build-steps.js";
+import type { EdgeResult } from "./edge-bench.js";
 import type { ServeResult } from "./serve-bench.js";
 
 export interface RunResult {
   sizes: SizeResult[];
   /** The size the serving benchmark ran on, and its figures. */
   serve: { posts: number; result: ServeResult } | null;
+  edge: { posts: number; result: EdgeResult } | null;
   reps: number;
   largeReps: number;
   /** Where the measured builds ran (BENCH_DIR) and its filesystem type. */
@@ -182,6 +184,15 @@ export function renderTable(run: RunResult): string {
   } else {
     row("PATCH latency / GET throughput", at("–"), "p99 < 20 ms; ≥ 50%", "not measured");
   }
+  if (run.edge) {
+    const { serve: served, edge } = run.edge.result;
+    row(
+      "GET contents/{id}: edge handler under Node (cdsnap edge serve) vs cdsnap serve",
+      sizes.map((s) => (s.posts === run.edge!.posts ? `${int(edge)} vs ${int(served)} req/s · ${pct(edge / served)}` : "–")),
+      "–",
+      "information only",
+    );
+  }
 
   const lines = [header, header.map((_, i) => (i === 0 || i > sizes.length ? "---" : "---:")), ...rows];
   return lines.map((cells) => `| ${cells.join(" | ")} |`).join("\n");
@@ -202,6 +213,12 @@ export function renderReport(run: RunResult): string {
     notes.push(
       "GET runs alternate between the two servers (2 turns each, after a warm-up). `blocks` answers a list of 2,000 blocks (over 1 MB): with the load generator on the same machine both servers are bound by it and by loopback, so that ratio says little; `contents/{id}` is the telling row.",
     );
+  }
+  if (run.edge) {
+    notes.push(
+      "The edge handler under Node reads from the same file cache as `serve` but answers through the fetch API's Request and Response, which it is written in so that the same code runs on Workers: the difference is their cost under Node. Both in turns, as above.",
+    );
+    if (run.edge.result.failed > 0) notes.push(`Warning: ${run.edge.result.failed} edge GET requests failed.`);
   }
   if (run.serve && run.serve.result.getFailures > 0) notes.push(`Warning: ${run.serve.result.getFailures} GET requests failed.`);
   return `${machineLine(run)}\n\n${renderTable(run)}\n\n${notes.join("\n")}\n`;

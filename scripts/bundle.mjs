@@ -1,4 +1,4 @@
-// Bundles the CLI, the library and the browser client into dist/. Node
+// Bundles the CLI, the library, the browser client and the edge handler into dist/. Node
 // dependencies stay external (better-sqlite3 is a native addon); the client
 // has none and is bundled for any platform that has fetch.
 //
@@ -26,6 +26,10 @@ await build({
 });
 if (existsSync("src/client/index.ts")) {
   await build({ ...common, platform: "neutral", target: "es2022", entryPoints: { client: "src/client/index.ts" }, outdir: "dist" });
+}
+// The edge handler runs on Workers: a neutral bundle fails here if anything it imports needs Node.
+if (existsSync("src/edge/index.ts")) {
+  await build({ ...common, platform: "neutral", target: "es2022", entryPoints: { edge: "src/edge/index.ts" }, outdir: "dist" });
 }
 
 if (process.argv.includes("--types")) {

@@ -9,6 +9,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { readSecrets } from "./audit/read-secrets.js";
 import { createBuildAudit } from "./audit/run-audit.js";
+import { writeEdgeDocumentOf } from "./edge/publish-document.js";
 import { planGeneration, previousRecords, readPreviousBuild } from "./emit/plan-generation.js";
 import { publishGeneration } from "./emit/publish-generation.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
@@ -110,6 +111,9 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
   const reconciled = await reconcileOrganizationFiles(options.db, store, orgPlans.map((p) => p.orgId));
   for (const apiPath of reconciled) if (!changes.changed.includes(apiPath)) changes.changed.push(apiPath);
   phases.end("reconcile");
+  // Beside the tree, for the edge: keys may have changed even when no file did.
+  writeEdgeDocumentOf(options.db, store.out);
+  phases.end("edge document");
 
   const orgs: OrgReport[] = orgPlans.map((orgPlan) => {
     const stats = perOrg.get(orgPlan.orgId) ?? { written: 0, unchanged: 0, removed: 0 };

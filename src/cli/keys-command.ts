@@ -1,8 +1,20 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { createKey, listKeys, parseScopes, revokeKey } from "../db/keys.js";
 import { openContractDatabase } from "../db/contract-schema.js";
 import type { Db } from "../db/open.js";
+import { writeEdgeDocument } from "../edge/publish-document.js";
 import { absolute, dbOption } from "./options.js";
+
+/** `--out`: the tree whose edge document (docs/edge.md) a change of keys writes again. */
+const edgeOutOption = () =>
+  new Option("--out <dir>", "the published tree: write its edge document again, for the edge handler").env("CDSNAP_OUT");
+
+/** Writes the edge document of `out` after a change of keys; a word on stderr says where. */
+function refreshEdgeDocument(db: Db, out: string | undefined): void {
+  if (out === undefined) return;
+  const file = writeEdgeDocument(db, absolute(out));
+  process.stderr.write(file ? `edge document written: ${file}\n` : `no published tree at ${absolute(out)}: no edge document written\n`);
+}
 
 function withDb<T>(file: string, fn: (db: Db) => T): T {
   const db = openContractDatabase(absolute(file));
@@ -23,10 +35,13 @@ export function registerKeys(program: Command): void {
     .option("--scopes <scopes>", "read, or read,write", "read")
     .option("--label <label>", "a note to recognise the key by")
     .option("--json", "print the key and its record as JSON")
-    .action((flags: { db: string; org: string; scopes: string; label?: string; json?: boolean }) => {
-      const created = withDb(flags.db, (db) =>
-        createKey(db, { orgId: flags.org, scopes: parseScopes(flags.scopes), label: flags.label }),
-      );
+    .addOption(edgeOutOption())
+    .action((flags: { db: string; org: string; scopes: string; label?: string; json?: boolean; out?: string }) => {
+      const created = withDb(flags.db, (db) => {
+        const key = createKey(db, { orgId: flags.org, scopes: parseScopes(flags.scopes), label: flags.label });
+        refreshEdgeDocument(db, flags.out);
+        return key;
+      });
       if (flags.json) {
         const { keySha256: _hash, ...record } = created.record;
         process.stdout.write(`${JSON.stringify({ key: created.rawKey, ...record })}\n`);
@@ -58,10 +73,15 @@ export function registerKeys(program: Command): void {
     });
   keys
     .command("revoke <id>")
-    .description("revoke a key; a running server refuses it within a second")
+    .description("revoke a key; a running server refuses it within a second (the edge: see docs/edge.md)")
     .addOption(dbOption())
-    .action((id: string, flags: { db: string }) => {
-      const record = withDb(flags.db, (db) => revokeKey(db, id));
+    .addOption(edgeOutOption())
+    .action((id: string, flags: { db: string; out?: string }) => {
+      const record = withDb(flags.db, (db) => {
+        const revoked = revokeKey(db, id);
+        refreshEdgeDocument(db, flags.out);
+        return revoked;
+      });
       process.stdout.write(`revoked ${record.id} (${record.orgId}) at ${record.revokedAt}\n`);
     });
 }

@@ -15,6 +15,7 @@ import { registerCheck } from "./check-command.js";
 import { registerDb } from "./db-command.js";
 import { registerDemo } from "./demo-command.js";
 import { registerDev } from "./dev-command.js";
+import { registerEdge } from "./edge-command.js";
 import { failureJson } from "./json-output.js";
 import { registerKeys } from "./keys-command.js";
 import { registerServe } from "./serve-command.js";
@@ -92,6 +93,7 @@ export function createProgram(): Command {
   registerDemo(program);
   registerDev(program);
   registerAudit(program);
+  registerEdge(program);
   return program;
 }
 

@@ -8,6 +8,7 @@ import { hash, timingSafeEqual } from "node:crypto";
 import type { Db } from "../db/open.js";
 import type { Scope } from "../db/keys.js";
 import { httpError } from "../api-errors.js";
+import { parseAllowedOrigins } from "../api-reads.js";
 
 export interface Caller {
   keyId: string;
@@ -60,7 +61,7 @@ export function createAuthCache(db: Db, clock: () => number = Date.now, refreshM
       }
       const nextOrigins = new Map<string, string[] | null>();
       for (const row of selectOrgs.all() as { id: string; allowed_origins: string | null }[]) {
-        nextOrigins.set(row.id, parseOrigins(row.allowed_origins));
+        nextOrigins.set(row.id, parseAllowedOrigins(row.allowed_origins));
       }
       keys = nextKeys;
       origins = nextOrigins;
@@ -98,15 +99,4 @@ export function createAuthCache(db: Db, clock: () => number = Date.now, refreshM
       return origins.get(orgId) ?? null;
     },
   };
-}
-
-function parseOrigins(value: string | null): string[] | null {
-  if (value === null) return null;
-  try {
-    const parsed: unknown = JSON.parse(value);
-    if (Array.isArray(parsed)) return parsed.filter((o): o is string => typeof o === "string");
-  } catch {
-    // A broken list allows no origin rather than every origin.
-  }
-  return [];
 }

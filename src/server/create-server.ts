@@ -9,6 +9,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { VARY } from "../api-http.js";
+import { ALLOW, corsHeaders, preflightHeaders, splitTarget } from "../api-reads.js";
 import { parseApiPath, type Route } from "../api-paths.js";
 import { openContractDatabase } from "../db/contract-schema.js";
 import type { Db } from "../db/open.js";
@@ -18,13 +19,12 @@ import { treeStoreOf } from "../emit/tree-store.js";
 import { CdsnapError } from "../errors.js";
 import { createAuthCache, type AuthCache, type Caller } from "./auth.js";
 import { answerClientError } from "./client-error.js";
-import { corsHeaders, preflightHeaders } from "./cors.js";
 import { createFileCache } from "./file-cache.js";
 import { httpError } from "../api-errors.js";
 import { createRateLimiter } from "./rate-limit.js";
 import { countHeader, forwardedAddressOf, originFormOf } from "./request-head.js";
 import { sendError, type Exchange, type Logger } from "./respond.js";
-import { ROUTE_KINDS, isWriteRoute, methodsOf, type RouteKind } from "../route-table.js";
+import { isWriteRoute } from "../route-table.js";
 import { assertPublishedTree } from "./published-tree.js";
 import { createStaticRoute } from "./static-route.js";
 import { createWriteProxy } from "./write-proxy.js";
@@ -87,8 +87,6 @@ export interface RunningServer {
 const BASE_HEADERS = Object.freeze({ Vary: VARY, "X-Content-Type-Options": "nosniff" });
 // The headers of most answers, built once: spreading them together per request was a measurable cost.
 const ANY_ORIGIN_HEADERS = Object.freeze({ ...corsHeaders(undefined, null), ...BASE_HEADERS });
-// What `Allow` says on each route's path, from the route table.
-const ALLOW = Object.fromEntries(ROUTE_KINDS.map((kind) => [kind, methodsOf(kind).join(", ")])) as Record<RouteKind, string>;
 
 // Lines are gathered and written once per turn of the event loop: one write
 // per request was a measurable share of a busy server's time.
@@ -148,14 +146,6 @@ function earlierAnswered(req: IncomingMessage, res: ServerResponse): Promise<voi
     res.once("socket", settle);
     req.once("close", settle);
   });
-}
-
-function splitUrl(url: string): { rawPath: string; query: string } {
-  const q = url.indexOf("?");
-  let rawPath = q === -1 ? url : url.slice(0, q);
-  // D10: one trailing slash is tolerated and answers like the path without it.
-  if (rawPath.length > 1 && rawPath.endsWith("/")) rawPath = rawPath.slice(0, -1);
-  return { rawPath, query: q === -1 ? "" : url.slice(q + 1) };
 }
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
@@ -278,7 +268,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       baseHeaders: BASE_HEADERS,
       awaitingContinue: arrival === "checkContinue",
     };
-    const { rawPath, query } = splitUrl(originFormOf(req.url ?? "/"));
+    const { rawPath, query } = splitTarget(originFormOf(req.url ?? "/"));
     // "close" comes once per request, after "finish" or instead of it when the connection broke off.
     res.once("close", () => {
       const line: Record<string, unknown> = {

@@ -10,6 +10,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { CACHE_CONTROL } from "../api-http.js";
+import { filterBlocks, matchesIfNoneMatch, requestedPages, takesPages } from "../api-reads.js";
 import { fileOf, type Route } from "../api-paths.js";
 import type { BlockList } from "../model/api.js";
 import type { PageMembership } from "../render/blocks.js";
@@ -17,17 +18,8 @@ import { canonicalJson } from "../render/canonical-json.js";
 import { liveGenerationSync, pagesFileOf, type Generation, type TreeStore } from "../emit/tree-store.js";
 import { etagOf, type CachedFile, type FileCache } from "./file-cache.js";
 import { httpError } from "../api-errors.js";
-import { ROUTES, cacheTagsOf } from "../route-table.js";
-import { filterBlocks, requestedPages } from "./pages-filter.js";
+import { cacheTagsOf } from "../route-table.js";
 import { JSON_TYPE, type Exchange } from "./respond.js";
-
-
-/** RFC 9110: If-None-Match uses the weak comparison and may list several tags or `*`. */
-export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  if (header.trim() === "*") return true;
-  return header.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
-}
 
 export interface StaticRoute {
   /** `query` is the raw query string, without the `?`. */
@@ -131,7 +123,7 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
     if (!gen) throw httpError.notFound();
     let file = await cache.get(path.join(gen.tree, rel), { root: gen.tree, key: keyOf(rel) });
     if (!file) throw httpError.notFound();
-    const pages = filters(route) && query !== "" ? requestedPages(new URLSearchParams(query)) : null;
+    const pages = takesPages(route) && query !== "" ? requestedPages(new URLSearchParams(query)) : null;
     if (pages) file = await filtered(gen, route.orgId, file, pages);
     answer(ex, route, file);
   }
@@ -140,14 +132,12 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
     serve(ex, route, query) {
       const rel = fileOf(route);
       // A cached file is answered without a turn of the event loop; a miss and ?pages= await.
-      const cached = filters(route) && query !== "" ? null : cache.peek(keyOf(rel));
+      const cached = takesPages(route) && query !== "" ? null : cache.peek(keyOf(rel));
       return cached ? answer(ex, route, cached) : loadAndAnswer(ex, route, rel, query);
     },
   };
 }
 
-/** D8: the routes that take `?pages=` (the block list). */
-const filters = (route: Route) => "query" in ROUTES[route.kind];
 
 function withBase(base: Readonly<Record<string, string>>, headers: string[]): string[] {
   const all: string[] = [];

@@ -158,7 +158,7 @@ afterAll(async () => {
 describe("the npm pack tarball", () => {
   it("ships the bundles, their declarations and the schemas, and nothing only this repository uses", () => {
     const files = tarballFiles.map((name) => name.replace(/^package\//, ""));
-    for (const shipped of ["dist/cli.js", "dist/index.js", "dist/client.js", "dist/parse-worker.js", "dist/types/index.d.ts", "dist/types/client/index.d.ts", "schemas/openapi.json", "README.md"]) {
+    for (const shipped of ["dist/cli.js", "dist/index.js", "dist/client.js", "dist/edge.js", "dist/parse-worker.js", "dist/types/index.d.ts", "dist/types/client/index.d.ts", "dist/types/edge/index.d.ts", "schemas/openapi.json", "README.md"]) {
       expect(files).toContain(shipped);
     }
     // The demo's posts ship, so that `npx cdsnap demo` works outside a clone.

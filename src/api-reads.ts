@@ -1,0 +1,102 @@
+/**
+ * How a read of the API is answered, in terms every platform shares: `cdsnap
+ * serve` (node:http) and the edge handler (`cdsnap/edge`, fetch API) both take
+ * these, so the two give the same answers. Like the route table, it imports
+ * nothing that needs Node: the edge bundle runs on Workers.
+ */
+import { ALLOWED_HEADERS, ALLOWED_METHODS, EXPOSED_HEADERS } from "./api-http.js";
+import type { BlockList } from "./model/api.js";
+import type { PageMembership } from "./render/blocks.js";
+import { ROUTE_KINDS, ROUTES, methodsOf, type Route, type RouteKind } from "./route-table.js";
+
+/** What `Allow` says on each route's path, from the route table. */
+export const ALLOW = Object.fromEntries(ROUTE_KINDS.map((kind) => [kind, methodsOf(kind).join(", ")])) as Record<RouteKind, string>;
+
+/** A request target (origin form) as the raw, still percent-encoded path and the query without its `?`. */
+export function splitTarget(target: string): { rawPath: string; query: string } {
+  const q = target.indexOf("?");
+  let rawPath = q === -1 ? target : target.slice(0, q);
+  // D10: one trailing slash is tolerated and answers like the path without it.
+  if (rawPath.length > 1 && rawPath.endsWith("/")) rawPath = rawPath.slice(0, -1);
+  return { rawPath, query: q === -1 ? "" : target.slice(q + 1) };
+}
+
+/** RFC 9110: If-None-Match uses the weak comparison and may list several tags or `*`. */
+export function matchesIfNoneMatch(header: string | null | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === "*") return true;
+  return header.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
+}
+
+// ------------------------------------------------------------------ CORS (D11)
+
+const ANY_ORIGIN = Object.freeze({ "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSED_HEADERS });
+const NO_CORS = Object.freeze({});
+
+/**
+ * D11: the callers are browsers on the organization's website. Any origin by
+ * default (`allowed` null); an organization with `allowed_origins` gets its
+ * matching origin echoed and every other origin no CORS headers at all.
+ * Shared, frozen objects except for an echoed origin: the common answers allocate nothing.
+ */
+export function corsHeaders(origin: string | null | undefined, allowed: readonly string[] | null): Readonly<Record<string, string>> {
+  if (allowed === null) return ANY_ORIGIN;
+  if (typeof origin === "string" && allowed.includes(origin)) {
+    return { "Access-Control-Allow-Origin": origin, "Access-Control-Expose-Headers": EXPOSED_HEADERS };
+  }
+  return NO_CORS;
+}
+
+export function preflightHeaders(origin: string | null | undefined, allowed: readonly string[] | null): Readonly<Record<string, string>> {
+  const base = corsHeaders(origin, allowed);
+  if (!("Access-Control-Allow-Origin" in base)) return base;
+  return {
+    ...base,
+    "Access-Control-Allow-Methods": ALLOWED_METHODS,
+    "Access-Control-Allow-Headers": ALLOWED_HEADERS,
+    "Access-Control-Max-Age": "600",
+  };
+}
+
+/**
+ * An organization's `allowed_origins` column: null allows any origin (D11); a
+ * list that cannot be read allows no origin rather than every origin.
+ */
+export function parseAllowedOrigins(value: string | null): string[] | null {
+  if (value === null) return null;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (Array.isArray(parsed)) return parsed.filter((o): o is string => typeof o === "string");
+  } catch {
+    // falls through to no origin
+  }
+  return [];
+}
+
+// ------------------------------------------------------------- ?pages= (D8)
+
+/** D8: the routes that take `?pages=` (the block list). */
+export const takesPages = (route: Route): boolean => "query" in ROUTES[route.kind];
+
+/** The requested page names of `?pages=`, or null when the filter is off. */
+export function requestedPages(search: URLSearchParams): Set<string> | null {
+  const names = search
+    .getAll("pages")
+    .flatMap((value) => value.split(","))
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+  return names.length > 0 ? new Set(names) : null;
+}
+
+/**
+ * The published blocks on any of `pages`, each once, in the list's D2 order:
+ * answered from the membership the build wrote beside the tree and the list
+ * file itself, never from the database.
+ */
+export function filterBlocks(list: BlockList, membership: PageMembership, pages: ReadonlySet<string>): BlockList {
+  const wanted = new Set<string>();
+  for (const page of pages) {
+    if (Object.hasOwn(membership, page)) for (const id of membership[page]!) wanted.add(id);
+  }
+  return { items: list.items.filter((block) => wanted.has(block.id)) };
+}

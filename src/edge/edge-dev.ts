@@ -1,0 +1,153 @@
+/**
+ * `cdsnap edge dev`: the edge handler in the Workers runtime itself (workerd,
+ * through miniflare), as it runs once deployed: the tree as static assets, the
+ * edge document in a KV namespace, PATCHes passed to an origin. Without
+ * `--origin`, that origin is a `cdsnap serve` of the same database and tree,
+ * started here on a free loopback port, so a PATCH sent to the edge rewrites
+ * the file the edge reads next.
+ *
+ * It keeps the local deployment current the way a production pipeline would,
+ * only at once: every 250 ms it looks for a commit to the database (keys,
+ * allowed origins) and a build's swap of `--out`; either rewrites the edge
+ * document, a new document is put into KV, and a swap reloads the assets
+ * (workerd lists them when it starts, as Workers does on deploy).
+ *
+ * miniflare is an optional dependency: it and workerd's binary are large, and
+ * only this command needs them.
+ */
+import { readFile, readlink } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { openContractDatabase } from "../db/contract-schema.js";
+import { UsageError } from "../errors.js";
+import { startServer, type RunningServer } from "../server/create-server.js";
+import { assertPublishedTree } from "../server/published-tree.js";
+import type { Logger } from "../server/respond.js";
+import { edgeDocumentFileOf, writeEdgeDocument } from "./publish-document.js";
+import { EDGE_WORKER_SOURCE, WORKER_COMPATIBILITY_DATE } from "./worker-source.js";
+
+export interface EdgeDevOptions {
+  db: string;
+  out: string;
+  host?: string;
+  port?: number;
+  /** Where PATCHes go; default a `cdsnap serve` started here. */
+  origin?: string;
+  /** The `cdsnap/edge` bundle (dist/edge.js); default the one beside this code. */
+  edgeBundle?: string;
+  /** How often the database and `--out` are looked at (ms); default 250. */
+  pollMs?: number;
+  /** The origin's access log, when it runs here. */
+  log?: Logger;
+}
+
+export interface RunningEdgeDev {
+  url: string;
+  /** Where PATCHes go. */
+  origin: string;
+  close(): Promise<void>;
+}
+
+type MiniflareModule = typeof import("miniflare");
+
+async function loadMiniflare(): Promise<MiniflareModule> {
+  try {
+    return await import("miniflare");
+  } catch {
+    throw new UsageError(
+      "cdsnap edge dev runs the Workers runtime through miniflare, which is not installed; install it beside cdsnap: npm install --save-dev miniflare",
+    );
+  }
+}
+
+export async function startEdgeDev(options: EdgeDevOptions): Promise<RunningEdgeDev> {
+  assertPublishedTree(options.out, options.db);
+  const { Miniflare } = await loadMiniflare();
+  const bundle = await readFile(options.edgeBundle ?? fileURLToPath(new URL("./edge.js", import.meta.url)), "utf8");
+
+  let origin: RunningServer | null = null;
+  if (!options.origin) origin = await startServer({ db: options.db, out: options.out, host: "127.0.0.1", port: 0, log: options.log });
+  const originUrl = options.origin ?? origin!.url;
+
+  const db = openContractDatabase(options.db, { readonly: true });
+  const docFile = edgeDocumentFileOf(options.out);
+  const miniflareOptions = {
+    modules: [
+      { type: "ESModule" as const, path: "worker.js", contents: EDGE_WORKER_SOURCE },
+      { type: "ESModule" as const, path: "cdsnap-edge.js", contents: bundle },
+    ],
+    compatibilityDate: WORKER_COMPATIBILITY_DATE,
+    assets: {
+      directory: options.out,
+      binding: "ASSETS",
+      routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true },
+    },
+    kvNamespaces: ["CDSNAP_EDGE"],
+    bindings: { CDSNAP_ORIGIN: originUrl, CDSNAP_REFRESH_MS: "250" },
+    host: options.host ?? "127.0.0.1",
+    port: options.port ?? 8788,
+  };
+
+  let mf: InstanceType<MiniflareModule["Miniflare"]> | undefined;
+  try {
+    writeEdgeDocument(db, options.out);
+    mf = new Miniflare(miniflareOptions);
+    const url = await mf.ready;
+    // A reload listens again: on the same port, not on another free one.
+    miniflareOptions.port = Number(url.port);
+    // Typed by Cloudflare's type package, which cdsnap does without: the one method used here.
+    type Kv = { put(key: string, value: string): Promise<void> };
+    let kv = (await mf.getKVNamespace("CDSNAP_EDGE")) as unknown as Kv;
+
+    let pushed: string | null = null;
+    async function pushDocument(): Promise<void> {
+      const text = await readFile(docFile, "utf8").catch(() => null);
+      if (text !== null && text !== pushed) {
+        await kv.put("edge.json", text);
+        pushed = text;
+      }
+    }
+    /** A reload makes a new runtime: its KV handle is a new one, and its store may start empty. */
+    async function reload(): Promise<void> {
+      await mf!.setOptions(miniflareOptions);
+      kv = (await mf!.getKVNamespace("CDSNAP_EDGE")) as unknown as Kv;
+      pushed = null;
+    }
+    await pushDocument();
+
+    const dataVersion = db.prepare("PRAGMA data_version").pluck();
+    let version = dataVersion.get() as number;
+    let link = await readlink(options.out);
+    let stopped = false;
+    let tick: Promise<void> = Promise.resolve();
+    const poll = async () => {
+      const nowVersion = dataVersion.get() as number;
+      const nowLink = await readlink(options.out).catch(() => link);
+      if (nowVersion !== version || nowLink !== link) writeEdgeDocument(db, options.out);
+      if (nowLink !== link) await reload();
+      await pushDocument();
+      version = nowVersion;
+      link = nowLink;
+    };
+    const timer = setInterval(() => {
+      tick = tick.then(() => (stopped ? undefined : poll())).catch((error: unknown) => console.error(error));
+    }, options.pollMs ?? 250);
+
+    return {
+      url: url.origin,
+      origin: originUrl,
+      async close() {
+        stopped = true;
+        clearInterval(timer);
+        await tick;
+        await mf!.dispose();
+        await origin?.close(1_000);
+        db.close();
+      },
+    };
+  } catch (error) {
+    await mf?.dispose().catch(() => undefined);
+    await origin?.close(1_000);
+    db.close();
+    throw error;
+  }
+}

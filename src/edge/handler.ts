@@ -1,0 +1,267 @@
+/**
+ * The read API at the edge: a `Request` in, a `Response` out, with web APIs
+ * only (fetch, crypto.subtle, CompressionStream), so the same handler runs on
+ * Cloudflare Workers and under Node. It answers every GET, HEAD and OPTIONS of
+ * the contract as `cdsnap serve` does (key check, the D6 errors, `?pages=`,
+ * per-organization CORS, ETag and 304, Cache-Control, Cache-Tag), from the
+ * published tree and the edge document the build writes beside it. A PATCH of
+ * a write route goes to the origin as it came, so a site keeps one base URL;
+ * the origin checks it as it checks every PATCH.
+ *
+ * What it leaves to the platform: the failed-key rate limit of `serve` (an
+ * isolate's memory is no place to count a site's clients), Host and Expect
+ * handling, and URL normalisation (a Workers URL has its dot segments resolved
+ * before any code sees it).
+ */
+import { httpError } from "../api-errors.js";
+import { CACHE_CONTROL, NO_STORE } from "../api-http.js";
+import { fileOf, parseApiPath, type Route } from "../api-paths.js";
+import { ALLOW, corsHeaders, filterBlocks, matchesIfNoneMatch, preflightHeaders, requestedPages, splitTarget, takesPages } from "../api-reads.js";
+import { CdsnapError } from "../errors.js";
+import type { BlockList } from "../model/api.js";
+import { canonicalJson } from "../render/canonical-json.js";
+import { cacheTagsOf, isWriteRoute } from "../route-table.js";
+import { encodingFor, etagOf, etagsOf, gzip, varyOf, type Compression } from "./compression.js";
+import { readEdgeDocument, subtleSha256, type EdgeDirectory, type Sha256 } from "./edge-document.js";
+
+export interface TreeFile {
+  bytes: Uint8Array;
+  /** When the file was written, where the store knows (a file system, R2); static assets do not. */
+  modified: Date | null;
+  /** The SHA-256 of the bytes (hex), where the store keeps it: the handler then need not hash them again. */
+  sha256?: string;
+}
+
+/** A tree file by its path relative to the tree (`api/organizations/demo/blocks.json`), or null when there is none. */
+export type TreeReader = (file: string) => Promise<TreeFile | null>;
+
+export interface EdgeOptions {
+  tree: TreeReader;
+  /** The edge document's text (see edge-document.ts), or null when there is none yet. */
+  document: () => Promise<string | null>;
+  /** Where a PATCH goes (`https://origin.example.com`); without one, a PATCH is refused with 405. */
+  origin?: string | null;
+  /** How often the document is read again (ms): a revocation reaches the handler within this. Default 1000. */
+  refreshMs?: number;
+  /** Default `gzip`: the handler compresses; `platform` where the platform does (Workers). */
+  compression?: Compression;
+  clock?: () => number;
+  /**
+   * SHA-256 of a key or an answer; default crypto.subtle. Under Node the
+   * handler is given node:crypto's, whose one-shot hash costs a fraction of
+   * the web API's round trip there.
+   */
+  sha256?: Sha256;
+  /** An unexpected failure, answered with a plain 500. Default console.error. */
+  onError?: (error: unknown) => void;
+}
+
+export type EdgeHandler = (request: Request) => Promise<Response>;
+
+const JSON_TYPE = "application/json; charset=utf-8";
+// Real keys are short; anything longer is refused before it is hashed (as `serve` does).
+const MAX_KEY_LENGTH = 512;
+const NO_ORIGIN_FOR_WRITES = "this edge has no origin to pass writes to; send the PATCH to the origin";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A bounded memo: the oldest entries go first once it holds more than `limit` units. */
+function boundedMap<V>(limit: number, sizeOf: (value: V) => number) {
+  const entries = new Map<string, V>();
+  let total = 0;
+  return {
+    get: (key: string) => entries.get(key),
+    set(key: string, value: V) {
+      if (entries.has(key)) return;
+      entries.set(key, value);
+      total += sizeOf(value);
+      for (const [oldKey, old] of entries) {
+        if (total <= limit) break;
+        entries.delete(oldKey);
+        total -= sizeOf(old);
+      }
+    },
+  };
+}
+
+export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
+  const refreshMs = options.refreshMs ?? 1000;
+  const clock = options.clock ?? Date.now;
+  const compression = options.compression ?? "gzip";
+  const sha256Hex = options.sha256 ?? subtleSha256;
+  const onError = options.onError ?? ((error: unknown) => console.error(error));
+  const origin = options.origin ? new URL(options.origin) : null;
+  const vary = varyOf(compression);
+  const base = (cors: Readonly<Record<string, string>>) => ({ ...cors, Vary: vary, "X-Content-Type-Options": "nosniff" });
+
+  let directory: EdgeDirectory | null = null;
+  let directoryText: string | null = null;
+  let checkedAt = -Infinity;
+
+  async function load(): Promise<EdgeDirectory> {
+    const text = await options.document();
+    if (text === null) throw new Error("there is no edge document: run cdsnap build, or cdsnap edge keys, and publish it");
+    if (text !== directoryText || !directory) {
+      directory = readEdgeDocument(text, sha256Hex);
+      directoryText = text;
+    }
+    return directory;
+  }
+
+  /**
+   * The edge document, read again once `refreshMs` has passed. No load is
+   * shared between requests: Workers ties a promise to the request that made it.
+   * A document that fails to load keeps the last good one (and is logged); with
+   * none at all, every answer that needs it is a 500.
+   */
+  async function currentDirectory(): Promise<EdgeDirectory> {
+    const last = directory;
+    if (last && clock() - checkedAt < refreshMs) return last;
+    try {
+      const loaded = await load();
+      checkedAt = clock();
+      return loaded;
+    } catch (error) {
+      if (!last) throw error;
+      onError(error);
+      checkedAt = clock();
+      return last;
+    }
+  }
+
+  async function authenticate(dir: EdgeDirectory, presented: string | null): Promise<{ orgId: string }> {
+    if (presented === null || presented === "" || presented.length > MAX_KEY_LENGTH) throw httpError.unauthorized();
+    const key = await dir.key(presented);
+    if (!key || key.revoked) throw httpError.unauthorized();
+    return key;
+  }
+
+  const tagsMemo = boundedMap<string>(50_000, () => 1);
+  const gzipMemo = boundedMap<Uint8Array>(32 * 1024 * 1024, (bytes) => bytes.length);
+
+  function tagsOf(route: Route, sha: string, text: () => string): string {
+    const memoKey = `${route.kind}\u0000${route.orgId}\u0000${sha}`;
+    let tags = tagsMemo.get(memoKey);
+    if (tags === undefined) {
+      tags = cacheTagsOf(route, JSON.parse(text()));
+      tagsMemo.set(memoKey, tags);
+    }
+    return tags;
+  }
+
+  async function gzipped(sha: string, bytes: Uint8Array): Promise<Uint8Array> {
+    let packed = gzipMemo.get(sha);
+    if (!packed) {
+      packed = await gzip(bytes);
+      gzipMemo.set(sha, packed);
+    }
+    return packed;
+  }
+
+  function errorAnswer(request: Request, error: unknown, cors: Readonly<Record<string, string>>): Response {
+    let known: CdsnapError;
+    if (error instanceof CdsnapError && error.status < 500) {
+      known = error;
+    } else {
+      onError(error);
+      known = httpError.internal();
+    }
+    const body = encoder.encode(
+      canonicalJson({ error: { code: known.code, message: known.message, ...(known.details ? { details: known.details } : {}) } }),
+    );
+    return new Response(request.method === "HEAD" ? null : body, {
+      status: known.status,
+      headers: {
+        ...base(cors),
+        "Content-Type": JSON_TYPE,
+        "Content-Length": String(body.length),
+        "Cache-Control": NO_STORE,
+        ...known.headers,
+      },
+    });
+  }
+
+  async function forward(request: Request, origin: URL, target: string): Promise<Response> {
+    const headers = new Headers(request.headers);
+    // The answer is passed on as it comes: a runtime that decodes it on the way (Node's fetch) must get it plain.
+    headers.set("accept-encoding", "identity");
+    headers.delete("host");
+    return fetch(new URL(target, origin), {
+      method: request.method,
+      headers,
+      body: request.body,
+      redirect: "manual",
+      // Node's fetch streams a request body only when told it is half-duplex.
+      duplex: "half",
+    } as RequestInit);
+  }
+
+  async function fileAnswer(request: Request, route: Route, query: string, cors: Readonly<Record<string, string>>, dir: EdgeDirectory): Promise<Response> {
+    const file = await options.tree(fileOf(route));
+    if (!file) throw httpError.notFound();
+    let bytes = file.bytes;
+    const pages = takesPages(route) && query !== "" ? requestedPages(new URLSearchParams(query)) : null;
+    if (pages) {
+      const list = JSON.parse(decoder.decode(bytes)) as BlockList;
+      bytes = encoder.encode(canonicalJson(filterBlocks(list, dir.organization(route.orgId)?.pages ?? {}, pages)));
+    }
+    const sha = !pages && file.sha256 ? file.sha256 : await sha256Hex(bytes);
+    const answered = bytes;
+    const tags = tagsOf(route, sha, () => decoder.decode(answered));
+    const encoding = encodingFor(compression, request.headers.get("accept-encoding"), bytes.length);
+    const validators = { ETag: etagOf(sha, encoding), "Cache-Control": CACHE_CONTROL, "Cache-Tag": tags };
+    const ifNoneMatch = request.headers.get("if-none-match");
+    if (etagsOf(sha, compression).some((etag) => matchesIfNoneMatch(ifNoneMatch, etag))) {
+      return new Response(null, { status: 304, headers: { ...base(cors), ...validators } });
+    }
+    const body = encoding ? await gzipped(sha, bytes) : bytes;
+    return new Response(request.method === "HEAD" ? null : body, {
+      status: 200,
+      headers: {
+        ...base(cors),
+        ...validators,
+        "Content-Length": String(body.length),
+        // Tells clients and CDNs not to ask for a slice: they would get the whole document.
+        "Accept-Ranges": "none",
+        // Static assets carry no file time: the edge document's is the closest a deployment knows.
+        "Last-Modified": (file.modified ?? new Date(dir.writtenAt)).toUTCString(),
+        "Content-Type": JSON_TYPE,
+        ...(encoding ? { "Content-Encoding": encoding } : {}),
+      },
+    });
+  }
+
+  return async function handle(request) {
+    const url = new URL(request.url);
+    const { rawPath, query } = splitTarget(url.pathname + url.search);
+    const route = parseApiPath(rawPath);
+    const method = request.method;
+    let cors = corsHeaders(undefined, null);
+    try {
+      if (origin && route && isWriteRoute(route) && method === "PATCH") return await forward(request, origin, url.pathname + url.search);
+      const dir = await currentDirectory();
+      const requestOrigin = request.headers.get("origin");
+      const allowed = route ? (dir.organization(route.orgId)?.allowedOrigins ?? null) : null;
+      cors = corsHeaders(requestOrigin, allowed);
+      if (method === "OPTIONS") {
+        if (!route) throw httpError.notFound();
+        return new Response(null, {
+          status: 204,
+          headers: { ...preflightHeaders(requestOrigin, allowed), Vary: vary, Allow: ALLOW[route.kind] },
+        });
+      }
+      const caller = await authenticate(dir, request.headers.get("x-api-key"));
+      if (!route) throw httpError.notFound();
+      if (route.orgId !== caller.orgId) throw httpError.forbidden();
+      if (isWriteRoute(route)) {
+        if (method === "PATCH") throw new CdsnapError("method_not_allowed", NO_ORIGIN_FOR_WRITES, 405, undefined, { Allow: "OPTIONS" });
+        throw httpError.methodNotAllowed(ALLOW[route.kind]);
+      }
+      if (method !== "GET" && method !== "HEAD") throw httpError.methodNotAllowed(ALLOW[route.kind]);
+      return await fileAnswer(request, route, query, cors, dir);
+    } catch (error) {
+      return errorAnswer(request, error, cors);
+    }
+  };
+}

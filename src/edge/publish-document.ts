@@ -1,0 +1,93 @@
+/**
+ * Writes the edge document (edge-document.ts) beside the tree:
+ * `.<out>.cdsnap/edge.json`. The build writes it after every build (a no-op
+ * build too: keys may have changed since), `cdsnap keys create` and `revoke`
+ * write it again when they know the tree (`--out`), and so does `cdsnap edge
+ * keys` after any other change of keys or allowed origins. It is read from
+ * the database's keys and organizations and from the live generation's page
+ * membership; it is replaced by one rename, so a reader sees the old document
+ * or the new, and only when its content changed.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { parseAllowedOrigins } from "../api-reads.js";
+import { openContractDatabase } from "../db/contract-schema.js";
+import { listKeys } from "../db/keys.js";
+import type { Db } from "../db/open.js";
+import { writeFileAtomicSync } from "../emit/atomic-write.js";
+import { liveGenerationSync, pagesFileOf, treeStoreOf, type TreeStore } from "../emit/tree-store.js";
+import type { PageMembership } from "../render/blocks.js";
+import { EDGE_DOCUMENT_FORMAT, type EdgeDocument, type EdgeOrganization } from "./edge-document.js";
+
+/** Where the edge document of a tree lives. */
+export function edgeDocumentFileOf(out: string): string {
+  return path.join(treeStoreOf(out).stateDir, "edge.json");
+}
+
+/** The edge document of the database and the live generation of `store`, its keys salted with `salt`. */
+export function edgeDocumentOf(db: Db, store: TreeStore, salt: string, now = new Date()): EdgeDocument {
+  const live = liveGenerationSync(store);
+  const organizations: Record<string, EdgeOrganization> = {};
+  const rows = db.prepare("SELECT id, allowed_origins FROM organizations ORDER BY id").all() as { id: string; allowed_origins: string | null }[];
+  for (const row of rows) {
+    let pages: PageMembership = {};
+    const file = live ? pagesFileOf(live, row.id) : null;
+    if (file && existsSync(file)) pages = JSON.parse(readFileSync(file, "utf8")) as PageMembership;
+    organizations[row.id] = { allowedOrigins: parseAllowedOrigins(row.allowed_origins), pages };
+  }
+  return {
+    format: EDGE_DOCUMENT_FORMAT,
+    generation: live?.id ?? null,
+    writtenAt: now.toISOString(),
+    salt,
+    // Listed field by field: a column added to api_keys later must not reach the edge unless named here.
+    keys: listKeys(db).map((key) => ({
+      digest: createHash("sha256").update(`${salt}${key.keySha256}`).digest("hex"),
+      keyId: key.id,
+      orgId: key.orgId,
+      scopes: key.scopes,
+      revoked: key.revokedAt !== null,
+    })),
+    organizations,
+  };
+}
+
+function readCurrent(file: string): EdgeDocument | null {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as EdgeDocument;
+  } catch {
+    return null;
+  }
+}
+
+const sameContent = (current: EdgeDocument | null, next: EdgeDocument) =>
+  current !== null && JSON.stringify({ ...current, writtenAt: "" }) === JSON.stringify({ ...next, writtenAt: "" });
+
+/**
+ * Writes the edge document of `out` and returns its path; null (and nothing
+ * written) when `out` holds no tree a build published.
+ */
+export function writeEdgeDocument(db: Db, out: string, now = new Date()): string | null {
+  const store = treeStoreOf(out);
+  if (!liveGenerationSync(store)) return null;
+  const file = edgeDocumentFileOf(out);
+  const current = readCurrent(file);
+  // The salt stays: a document whose keys did not change has the same digests.
+  const salt = current && /^[0-9a-f]{64}$/.test(current.salt) ? current.salt : randomBytes(32).toString("hex");
+  const next = edgeDocumentOf(db, store, salt, now);
+  // Unchanged but for its time, it stays as it is: a build that changed nothing touches no file, and a deploy has nothing to upload.
+  if (sameContent(current, next)) return file;
+  writeFileAtomicSync(file, `${JSON.stringify(next, null, 1)}\n`);
+  return file;
+}
+
+/** {@link writeEdgeDocument} with the database file opened (read-only) for it. */
+export function writeEdgeDocumentOf(dbFile: string, out: string, now = new Date()): string | null {
+  const db = openContractDatabase(dbFile, { readonly: true });
+  try {
+    return writeEdgeDocument(db, out, now);
+  } finally {
+    db.close();
+  }
+}
