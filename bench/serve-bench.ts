@@ -1,7 +1,8 @@
 /**
  * The HTTP side: PATCH latency of the write proxy with 16 concurrent clients,
- * and GET throughput of `cdsnap serve` next to a node:http server answering the
- * same bytes from memory. The load generator (autocannon) runs in this process;
+ * GET throughput of `cdsnap serve` next to a node:http server answering the
+ * same bytes from memory, and GET throughput and bytes per answer in each
+ * content coding (coding-bench.ts). The load generator (autocannon) runs in this process;
  * each server is a child, cdsnap's stdout (the access log) going to /dev/null so
  * that logging into a pipe does not slow it down. The GET runs take turns
  * between the two servers, so that other work on a shared machine hits both.
@@ -14,6 +15,7 @@ import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { CLI, ROOT, makeTemp, progress, removeTemp, spawnNode } from "./measure.js";
 import type { MemoryRoute } from "./memory-server.js";
+import { benchCodings, type CodingResult } from "./coding-bench.js";
 
 export const CONNECTIONS = 16;
 
@@ -37,6 +39,7 @@ export interface ServeResult {
   patch: { p50: number; p99: number; rps: number; failed: number };
   contents: Throughput;
   blocks: Throughput;
+  codings: CodingResult;
   /** Non-2xx answers or socket errors during the GET runs (should be 0). */
   getFailures: number;
 }
@@ -120,9 +123,9 @@ export async function compare(cdsnap: string, node: string, requests: Request[],
 
 const SKIPPED_HEADERS = new Set(["date", "connection", "keep-alive", "transfer-encoding", "content-length"]);
 
-/** The headers and bytes cdsnap serves for `apiPath`; the bytes must equal the tree file's. */
+/** The headers and bytes cdsnap serves for `apiPath` uncompressed, as autocannon asks; the bytes must equal the tree file's. */
 async function captureRoute(base: string, apiPath: string, input: ServeInput): Promise<MemoryRoute> {
-  const res = await fetch(`${base}${apiPath}`, { headers: { "x-api-key": input.readKey } });
+  const res = await fetch(`${base}${apiPath}`, { headers: { "x-api-key": input.readKey, "accept-encoding": "identity" } });
   const body = Buffer.from(await res.arrayBuffer());
   if (!res.ok) throw new Error(`GET ${apiPath} answered ${res.status}`);
   const file = path.join(input.out, `${apiPath}.json`);
@@ -176,11 +179,24 @@ export async function benchServe(input: ServeInput): Promise<ServeResult> {
     progress(`serve: GET contents/{id}, then blocks: cdsnap serve and the in-memory node:http server in turns, ${input.seconds} s each`);
     const contents = await compare(cdsnap.base, memory.base, contentRequests, input.seconds);
     const blocks = await compare(cdsnap.base, memory.base, blockRequests, input.seconds);
+    progress(`serve: GET of the contents list, the blocks list and contents/{id} as identity, gzip and br, ${input.seconds} s each`);
+    const codings = await benchCodings({
+      base: cdsnap.base,
+      key: input.readKey,
+      paths: [
+        { label: "contents list", path: `${orgPath}/contents` },
+        { label: "blocks list", path: `${orgPath}/blocks` },
+        { label: "contents/{id}", path: contentRequests[0]!.path! },
+      ],
+      seconds: input.seconds,
+      connections: CONNECTIONS,
+    });
     return {
       patch: { p50: patch.latency.p50, p99: patch.latency.p99, rps: patch.requests.average, failed: failures(patch) },
       contents: contents.result,
       blocks: blocks.result,
-      getFailures: contents.failed + blocks.failed,
+      codings,
+      getFailures: contents.failed + blocks.failed + codings.failed,
     };
   } finally {
     await stop(cdsnap.child);

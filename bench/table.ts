@@ -181,6 +181,20 @@ export function renderTable(run: RunResult): string {
         `**${ratio >= 0.5 ? "met" : "missed"}**: ${pct(ratio)}${where}`,
       );
     }
+    const { paths, first } = serve.result.codings;
+    for (const { label, runs } of paths) {
+      const identity = runs.find((r) => r.coding === "identity")!;
+      for (const run of runs) {
+        const saved = run.coding === "identity" ? "" : ` · ${pct(1 - run.bytes / identity.bytes)} saved`;
+        row(`GET ${label}, ${run.coding}`, at(`${int(run.rps)} req/s · ${int(run.bytes)} B per answer${saved}`), "–", "information only");
+      }
+    }
+    row(
+      "one GET of the contents list: first br, first gzip (each compressed by that request), then br again, identity",
+      at([first.br, first.gzip, first.brCached, first.identity].map((ms) => `${ms.toFixed(1)} ms`).join(" / ")),
+      "–",
+      "information only",
+    );
   } else {
     row("PATCH latency / GET throughput", at("–"), "p99 < 20 ms; ≥ 50%", "not measured");
   }
@@ -219,6 +233,11 @@ export function renderReport(run: RunResult): string {
       "The edge handler under Node reads from the same file cache as `serve` but answers through the fetch API's Request and Response, which it is written in so that the same code runs on Workers: the difference is their cost under Node. Both in turns, as above.",
     );
     if (run.edge.result.failed > 0) notes.push(`Warning: ${run.edge.result.failed} edge GET requests failed.`);
+  }
+  if (run.serve) {
+    notes.push(
+      "The coding rows load one path at a time with `Accept-Encoding` set to that coding, through node:http's client on 16 keep-alive connections (autocannon reads binary bodies too slowly to load a compressed answer), each coding warmed up for 2 s, then the three in turns (2 turns each); bytes are the body of one answer, saved is against identity. The single GETs run on a fresh connection each, before any client asked for a coding of that list.",
+    );
   }
   if (run.serve && run.serve.result.getFailures > 0) notes.push(`Warning: ${run.serve.result.getFailures} GET requests failed.`);
   return `${machineLine(run)}\n\n${renderTable(run)}\n\n${notes.join("\n")}\n`;

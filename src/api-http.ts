@@ -9,6 +9,8 @@ export const CACHE_CONTROL = "public, max-age=60, stale-while-revalidate=600";
 export const NO_STORE = "no-store";
 /** Answers differ by key and by origin (D10, D11). */
 export const VARY = "x-api-key, Origin";
+/** A file answer (200, 304) also differs by the content coding the request accepts. */
+export const FILE_VARY = `${VARY}, Accept-Encoding`;
 /** The methods and request headers a preflight allows (D11). */
 export const ALLOWED_METHODS = "GET, HEAD, PATCH, OPTIONS";
 export const ALLOWED_HEADERS = "x-api-key, content-type, if-match, if-none-match";

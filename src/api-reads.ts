@@ -4,6 +4,7 @@
  * these, so the two give the same answers. Like the route table, it imports
  * nothing that needs Node: the edge bundle runs on Workers.
  */
+import { fileEtagOf } from "./content-coding.js";
 import { ALLOWED_HEADERS, ALLOWED_METHODS, EXPOSED_HEADERS } from "./api-http.js";
 import type { BlockList } from "./model/api.js";
 import type { PageMembership } from "./render/blocks.js";
@@ -21,11 +22,14 @@ export function splitTarget(target: string): { rawPath: string; query: string } 
   return { rawPath, query: q === -1 ? "" : target.slice(q + 1) };
 }
 
-/** RFC 9110: If-None-Match uses the weak comparison and may list several tags or `*`. */
+/**
+ * RFC 9110: If-None-Match uses the weak comparison and may list several tags or
+ * `*`. `etag` is the file's own: the ETag of any of its codings matches it too.
+ */
 export function matchesIfNoneMatch(header: string | null | undefined, etag: string): boolean {
   if (!header) return false;
   if (header.trim() === "*") return true;
-  return header.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
+  return header.split(",").some((tag) => fileEtagOf(tag.trim().replace(/^W\//, "")) === etag);
 }
 
 // ------------------------------------------------------------------ CORS (D11)

@@ -6,7 +6,8 @@
  * build of the demo organization.
  */
 import { httpError } from "../api-errors.js";
-import { ALLOWED_HEADERS, ALLOWED_METHODS, CACHE_CONTROL, EXPOSED_HEADERS, NO_STORE, VARY } from "../api-http.js";
+import { ALLOWED_HEADERS, ALLOWED_METHODS, CACHE_CONTROL, EXPOSED_HEADERS, FILE_VARY, NO_STORE, VARY } from "../api-http.js";
+import { CODINGS, MIN_COMPRESSED_BYTES } from "../content-coding.js";
 import type { CdsnapError } from "../errors.js";
 import {
   ERROR_STATUS,
@@ -64,11 +65,29 @@ const header = (description: string, schema: Json, required = false) => ({ descr
 
 const HEADERS = {
   vary: header(`Always \`${VARY}\`: answers differ by key and by origin (D10, D11).`, { const: VARY }, true),
+  fileVary: header(
+    `Always \`${FILE_VARY}\`: answers differ by key, by origin (D10, D11) and by the codings the request accepts.`,
+    { const: FILE_VARY },
+    true,
+  ),
   allowOrigin: header("`*`, or the request's `Origin` when the organization lists it; absent for an origin it does not list (D11).", {
     type: "string",
   }),
   exposeHeaders: header("The headers a browser script may read; sent with `Access-Control-Allow-Origin`.", { const: EXPOSED_HEADERS }),
   etag: header("Strong ETag: the SHA-256 of the body, in hex (D10).", { type: "string", pattern: '^"[0-9a-f]{64}"$' }, true),
+  fileEtag: header(
+    "Strong ETag (D10): the SHA-256 of the file in hex, and for a compressed answer its coding after a dash " +
+      `(${CODINGS.map((c) => `\`"<sha>-${c}"\``).join(", ")}). Any of a file's ETags in \`If-None-Match\` answers 304, ` +
+      "and any of the organization's in `If-Match` passes.",
+    { type: "string", pattern: `^"[0-9a-f]{64}(?:-(?:${CODINGS.join("|")}))?"$` },
+    true,
+  ),
+  contentEncoding: header(
+    `\`${CODINGS.join("` or `")}\` when \`Accept-Encoding\` accepts it (q-values honoured, \`br\` preferred on a tie) and the ` +
+      `file has ${MIN_COMPRESSED_BYTES} bytes or more; absent when the body is the file as it is. \`Content-Length\` is the ` +
+      "length of the compressed body.",
+    { enum: [...CODINGS] },
+  ),
   cacheControl: header(`\`${CACHE_CONTROL}\` (D10).`, { const: CACHE_CONTROL }, true),
   cacheTag: header(
     "The entities the answer shows (`org:…`, `block:…`, `content:…`, `category:…`, or the collection): a CDN purges by them.",
@@ -85,11 +104,13 @@ const CORS = { "Access-Control-Allow-Origin": HEADERS.allowOrigin, "Access-Contr
 
 function fileHeaders(full: boolean): Json {
   return {
-    ETag: HEADERS.etag,
+    ETag: HEADERS.fileEtag,
     "Cache-Control": HEADERS.cacheControl,
     "Cache-Tag": HEADERS.cacheTag,
-    Vary: HEADERS.vary,
-    ...(full ? { "Last-Modified": HEADERS.lastModified, "Accept-Ranges": HEADERS.acceptRanges } : {}),
+    Vary: HEADERS.fileVary,
+    ...(full
+      ? { "Content-Encoding": HEADERS.contentEncoding, "Last-Modified": HEADERS.lastModified, "Accept-Ranges": HEADERS.acceptRanges }
+      : {}),
     ...CORS,
   };
 }
@@ -160,10 +181,12 @@ function errorResponses(kind: RouteKind, method: Method, shared: Map<string, Jso
 function readOperations(kind: RouteKind, example: unknown, shared: Map<string, Json>): Json {
   const docs = ROUTE_DOCS[kind];
   const route = ROUTES[kind];
-  const parameters: unknown[] = [{ $ref: "#/components/parameters/ifNoneMatch" }];
+  const parameters: unknown[] = [{ $ref: "#/components/parameters/ifNoneMatch" }, { $ref: "#/components/parameters/acceptEncoding" }];
   if ("query" in route) for (const name of route.query) parameters.push({ $ref: `#/components/parameters/${name}` });
   const notModified = {
-    description: "Unchanged since an ETag in `If-None-Match` (D10); no body.",
+    description:
+      "Unchanged since an ETag in `If-None-Match` (D10), of any coding of the file; no body. `ETag` is the one a 200 " +
+      "to this request would carry.",
     headers: fileHeaders(false),
   };
   return {
@@ -312,14 +335,24 @@ function parameterComponents(): Json {
     name: "If-None-Match",
     in: "header",
     required: false,
-    description: "ETags from earlier answers (or `*`); 304 when one is current.",
+    description: "ETags from earlier answers (or `*`); 304 when one is current, whatever its coding.",
     schema: { type: "string" },
+  };
+  out.acceptEncoding = {
+    name: "Accept-Encoding",
+    in: "header",
+    required: false,
+    description:
+      `The codings the client can decode (RFC 9110 §12.5.3). \`${CODINGS.join("` and `")}\` are offered, \`br\` first on ` +
+      "equal q-values; `q=0` refuses one. Without the header, or when nothing offered is accepted, the file goes as it is.",
+    schema: { type: "string" },
+    example: "gzip, deflate, br",
   };
   out.ifMatch = {
     name: "If-Match",
     in: "header",
     required: false,
-    description: "The organization's ETag as last read (or `*`); 412 when it changed since.",
+    description: "The organization's ETag as last read, of any coding (or `*`); 412 when it changed since.",
     schema: { type: "string" },
   };
   return out;

@@ -18,6 +18,7 @@ import { refreshOrganizationFiles } from "../emit/organization-file.js";
 import { treeStoreOf } from "../emit/tree-store.js";
 import { CdsnapError } from "../errors.js";
 import { createAuthCache, type AuthCache, type Caller } from "./auth.js";
+import { createCompressionCache } from "./compression.js";
 import { answerClientError } from "./client-error.js";
 import { createFileCache } from "./file-cache.js";
 import { httpError } from "../api-errors.js";
@@ -157,7 +158,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   refreshOrganizationFiles(db, store, listOrgIds(db));
 
   const auth = createAuthCache(db, clock, options.authRefreshMs);
-  const statics = createStaticRoute(store, createFileCache());
+  const statics = createStaticRoute(store, createFileCache(), createCompressionCache());
   const proxy = createWriteProxy(db, store);
   const limiter = createRateLimiter(options.writeRate ?? DEFAULT_WRITE_RATE, clock);
   const authFailureRate = options.authFailureRate ?? DEFAULT_AUTH_FAILURE_RATE;

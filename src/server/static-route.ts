@@ -1,21 +1,25 @@
 /**
  * GET and HEAD of every file route (D10). The route has already been mapped to
  * its one file by api-paths, and the bytes come from the file cache, so the
- * bytes sent are always the ones the ETag was computed from. Every GET or HEAD
- * is answered here in one write. Range is ignored (RFC 9110 §14.2 allows it):
- * a slice of a JSON document is of no use to a client, a 206 or 416 would
- * follow a CDN's cache rules of its own, and one whole answer per path keeps
- * the cache and the ETag simple.
+ * bytes sent are always the ones the ETag was computed from. A file of 1 KiB or
+ * more goes out in br or gzip when Accept-Encoding allows (content-coding.ts),
+ * each coding with an ETag of its own and made once per file version
+ * (compression.ts). Every GET or HEAD is answered here in one write. Range is
+ * ignored (RFC 9110 §14.2 allows it): a slice of a JSON document is of no use
+ * to a client, a 206 or 416 would follow a CDN's cache rules of its own, and
+ * one whole answer per path keeps the cache and the ETag simple.
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { CACHE_CONTROL } from "../api-http.js";
+import { CACHE_CONTROL, FILE_VARY } from "../api-http.js";
 import { filterBlocks, matchesIfNoneMatch, requestedPages, takesPages } from "../api-reads.js";
 import { fileOf, type Route } from "../api-paths.js";
 import type { BlockList } from "../model/api.js";
 import type { PageMembership } from "../render/blocks.js";
 import { canonicalJson } from "../render/canonical-json.js";
 import { liveGenerationSync, pagesFileOf, type Generation, type TreeStore } from "../emit/tree-store.js";
+import { codedEtag, codingOf, MIN_COMPRESSED_BYTES, type Coding } from "../content-coding.js";
+import type { CompressionCache, Representation } from "./compression.js";
 import { etagOf, type CachedFile, type FileCache } from "./file-cache.js";
 import { httpError } from "../api-errors.js";
 import { cacheTagsOf } from "../route-table.js";
@@ -26,14 +30,18 @@ export interface StaticRoute {
   serve(ex: Exchange, route: Route, query: string): Promise<void> | void;
 }
 
-/** The headers of a file's 200 after the CORS ones. */
+/** The headers of a file's answers in one coding, after the CORS ones. */
 interface FileHeaders {
-  /** Also the headers of a 304. */
+  /** The headers of a 304, and the first of a 200's. */
   validators: string[];
-  all: string[];
+  /** A 200's; made once the coding's bytes are known. */
+  all?: string[];
 }
 
-export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRoute {
+/** A file's answers by coding (`identity` for the file as it is). */
+type HeadersByCoding = Partial<Record<Coding | "identity", FileHeaders>>;
+
+export function createStaticRoute(store: TreeStore, cache: FileCache, compression: CompressionCache): StaticRoute {
   const membership = new Map<string, PageMembership>();
   let membershipGen = "";
   const parsedLists = new Map<string, BlockList>();
@@ -65,30 +73,39 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
     return tags;
   }
 
-  // One file always answers one route, so a cached file's headers are built once.
-  const headersByFile = new WeakMap<CachedFile, FileHeaders>();
-  function headersOf(route: Route, file: CachedFile): FileHeaders {
-    let headers = headersByFile.get(file);
+  // One file always answers one route, so a cached file's headers are built once per coding.
+  const headersByFile = new WeakMap<CachedFile, HeadersByCoding>();
+  function headersOf(route: Route, file: CachedFile, coding: Coding | null): FileHeaders {
+    let byCoding = headersByFile.get(file);
+    if (!byCoding) {
+      byCoding = {};
+      headersByFile.set(file, byCoding);
+    }
+    const name = coding ?? "identity";
+    let headers = byCoding[name];
     if (!headers) {
-      const validators = ["ETag", file.etag, "Cache-Control", CACHE_CONTROL, "Cache-Tag", tagsOf(route, file)];
-      headers = {
-        validators,
-        all: [
-          ...validators,
-          "Content-Length",
-          String(file.bytes.length),
-          // Tells clients and CDNs not to ask for a slice: they would get the whole document.
-          "Accept-Ranges",
-          "none",
-          "Last-Modified",
-          file.mtime.toUTCString(),
-          "Content-Type",
-          JSON_TYPE,
-        ],
-      };
-      headersByFile.set(file, headers);
+      const etag = codedEtag(file.etag, coding);
+      headers = { validators: ["ETag", etag, "Cache-Control", CACHE_CONTROL, "Cache-Tag", tagsOf(route, file)] };
+      byCoding[name] = headers;
     }
     return headers;
+  }
+
+  function allHeaders(file: CachedFile, headers: FileHeaders, sent: Representation): string[] {
+    headers.all ??= [
+      ...headers.validators,
+      ...(sent.coding ? ["Content-Encoding", sent.coding] : []),
+      "Content-Length",
+      String(sent.bytes.length),
+      // Tells clients and CDNs not to ask for a slice: they would get the whole document.
+      "Accept-Ranges",
+      "none",
+      "Last-Modified",
+      file.mtime.toUTCString(),
+      "Content-Type",
+      JSON_TYPE,
+    ];
+    return headers.all;
   }
 
   async function filtered(gen: Generation, orgId: string, file: CachedFile, pages: Set<string>): Promise<CachedFile> {
@@ -102,17 +119,28 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
     return { bytes, etag: etagOf(bytes), mtime: file.mtime };
   }
 
-  function answer(ex: Exchange, route: Route, file: CachedFile): void {
+  /**
+   * The coding is chosen from the request and the file's length alone, so a 304
+   * names the ETag a 200 would carry without compressing anything.
+   */
+  function answer(ex: Exchange, route: Route, file: CachedFile): Promise<void> | void {
     const { req, res } = ex;
-    const headers = headersOf(route, file);
+    const coding = file.bytes.length < MIN_COMPRESSED_BYTES ? null : codingOf(req.headers["accept-encoding"]);
+    const headers = headersOf(route, file, coding);
     if (matchesIfNoneMatch(req.headers["if-none-match"], file.etag)) {
       res.writeHead(304, withBase(ex.baseHeaders, headers.validators));
       res.end();
       return;
     }
-    res.writeHead(200, withBase(ex.baseHeaders, headers.all));
-    if (req.method === "HEAD") res.end();
-    else res.end(file.bytes);
+    const sent = coding ? compression.encode(file, coding) : file;
+    if (sent instanceof Promise) return sent.then((coded) => send(ex, file, headers, coded));
+    send(ex, file, headers, sent);
+  }
+
+  function send(ex: Exchange, file: CachedFile, headers: FileHeaders, sent: Representation): void {
+    ex.res.writeHead(200, withBase(ex.baseHeaders, allHeaders(file, headers, sent)));
+    if (ex.req.method === "HEAD") ex.res.end();
+    else ex.res.end(sent.bytes);
   }
 
   // Through the --out link, so that one lstat notices a replaced file and a new generation alike.
@@ -125,7 +153,7 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
     if (!file) throw httpError.notFound();
     const pages = takesPages(route) && query !== "" ? requestedPages(new URLSearchParams(query)) : null;
     if (pages) file = await filtered(gen, route.orgId, file, pages);
-    answer(ex, route, file);
+    await answer(ex, route, file);
   }
 
   return {
@@ -139,9 +167,10 @@ export function createStaticRoute(store: TreeStore, cache: FileCache): StaticRou
 }
 
 
+/** The request's common headers, with a file answer's own `Vary`, then `headers`. */
 function withBase(base: Readonly<Record<string, string>>, headers: string[]): string[] {
   const all: string[] = [];
-  for (const name in base) all.push(name, base[name]!);
+  for (const name in base) all.push(name, name === "Vary" ? FILE_VARY : base[name]!);
   for (const value of headers) all.push(value);
   return all;
 }

@@ -19,6 +19,7 @@ import type { TreeStore } from "../emit/tree-store.js";
 import type { ErrorDetail } from "../errors.js";
 import { businessDescriptionBody, businessOffersBody } from "../model/business.js";
 import { renderOrganization } from "../render/organization.js";
+import { fileEtagOf } from "../content-coding.js";
 import { etagOf } from "./file-cache.js";
 import { createGroupCommit, type Outcome } from "./group-commit.js";
 import { httpError } from "../api-errors.js";
@@ -153,10 +154,13 @@ export function createWriteProxy(db: Db, store: TreeStore): WriteProxy {
   };
 }
 
-/** `If-Match` on the organization's ETag: `*` or a listed tag passes, anything else is stale. */
+/**
+ * `If-Match` on the organization's ETag: `*` or a listed tag passes, anything
+ * else is stale. The ETag of a compressed GET answer names the same version.
+ */
 function checkIfMatch(header: string | undefined, current: string | null): void {
   if (header === undefined) return;
   if (header.trim() === "*" && current !== null) return;
-  const tags = header.split(",").map((t) => t.trim());
+  const tags = header.split(",").map(fileEtagOf);
   if (current === null || !tags.includes(current)) throw httpError.preconditionFailed();
 }

@@ -55,15 +55,16 @@ describe("a refused call throws CdsnapApiError with the status, code and message
   });
 
   it("an unknown id or slug gets 404 not_found from every lookup", async () => {
+    // Each call starts when it is awaited: one that fails before its turn would be an unhandled rejection.
     for (const call of [
-      reader.block("blk-nope"),
-      reader.blockBySlug("no-such-block"),
-      reader.block("blk-holiday-promo"), // a draft block is not published
-      reader.content("post-9999"),
-      reader.contentBySlug("no-such-post"),
-      reader.references("post-9999"),
+      () => reader.block("blk-nope"),
+      () => reader.blockBySlug("no-such-block"),
+      () => reader.block("blk-holiday-promo"), // a draft block is not published
+      () => reader.content("post-9999"),
+      () => reader.contentBySlug("no-such-post"),
+      () => reader.references("post-9999"),
     ]) {
-      expect(await failure(call)).toMatchObject({ status: 404, code: "not_found" });
+      expect(await failure(call())).toMatchObject({ status: 404, code: "not_found" });
     }
   });
 
@@ -72,8 +73,8 @@ describe("a refused call throws CdsnapApiError with the status, code and message
     expect(await failure(reader.block("../organization"))).toMatchObject({ status: 404, code: "not_found" });
     expect(await failure(reader.contentBySlug("a b/c?d#e"))).toMatchObject({ status: 404, code: "not_found" });
     // Dot segments would be resolved away by URL parsing: `blocks/.` is the list, `contents/./references` a post.
-    for (const call of [reader.block("."), reader.blockBySlug(".."), reader.content(".."), reader.references(".")]) {
-      expect(await failure(call)).toMatchObject({ status: 404, code: "not_found" });
+    for (const call of [() => reader.block("."), () => reader.blockBySlug(".."), () => reader.content(".."), () => reader.references(".")]) {
+      expect(await failure(call())).toMatchObject({ status: 404, code: "not_found" });
     }
   });
 

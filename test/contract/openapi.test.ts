@@ -9,6 +9,7 @@ import Ajv2020 from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { deflateSync, gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ERROR_STATUS, OPERATIONS, PARAMS, ROUTES, ROUTE_KINDS, methodsOf } from "../../src/route-table.js";
 import { businessDescriptionBody, businessOffersBody } from "../../src/model/business.js";
@@ -216,7 +217,7 @@ describe("the oracle that judges every answer in the server suites", () => {
     etag,
     "cache-control": "public, max-age=60, stale-while-revalidate=600",
     "cache-tag": "org:demo,categories:demo",
-    vary: "x-api-key, Origin",
+    vary: "x-api-key, Origin, Accept-Encoding",
     "last-modified": "Sun, 01 Nov 2026 00:00:00 GMT",
     "accept-ranges": "none",
     "content-type": "application/json; charset=utf-8",
@@ -229,6 +230,13 @@ describe("the oracle that judges every answer in the server suites", () => {
     expect(oracle.check({ ...base, status: 405 })).toEqual([expect.stringContaining("405 is not documented")]);
     expect(oracle.check({ ...base, method: "HEAD" })).toEqual([expect.stringContaining("declares no body")]);
     expect(oracle.check({ ...base, headers: { ...fileHeaders, etag: "W/\"x\"" } })).toEqual([expect.stringContaining("header ETag")]);
+    const gzipped = { ...fileHeaders, etag: `"${"a".repeat(64)}-gzip"`, "content-encoding": "gzip" };
+    expect(oracle.check({ ...base, headers: gzipped, body: gzipSync(categories) })).toEqual([]);
+    expect(oracle.check({ ...base, headers: gzipped, body: categories })).toEqual([expect.stringContaining("not valid gzip")]);
+    expect(oracle.check({ ...base, headers: { ...gzipped, "content-encoding": "deflate" }, body: deflateSync(categories) })).toEqual([
+      expect.stringContaining("header Content-Encoding"),
+      expect.stringContaining("coding deflate"),
+    ]);
     const { "cache-tag": _, ...untagged } = fileHeaders;
     expect(oracle.check({ ...base, headers: untagged })).toEqual([expect.stringContaining("Cache-Tag is required")]);
     const leaky = Buffer.from(JSON.stringify({ items: [{ id: "c1", slug: "news", value: "News", secret: "x" }] }));

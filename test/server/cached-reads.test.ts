@@ -104,7 +104,7 @@ describe("the answer of a cached file", () => {
       expect(Object.fromEntries(withoutDate(res))).toEqual({
         "access-control-allow-origin": "*",
         "access-control-expose-headers": "ETag, Retry-After, Cache-Tag",
-        vary: "x-api-key, Origin",
+        vary: "x-api-key, Origin, Accept-Encoding",
         "x-content-type-options": "nosniff",
         etag: `"${sha256Hex(bytes)}"`,
         "cache-control": CACHE_CONTROL,
