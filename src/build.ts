@@ -15,6 +15,7 @@ import { reconcileOrganizationFiles } from "./emit/reconcile.js";
 import { acquireBuildLock, assertReplaceable, treeStoreOf, type TreeStore } from "./emit/tree-store.js";
 import { discardGeneration, statsOfUnchanged, writeGeneration, type WrittenGeneration } from "./emit/write-generation.js";
 import { InvalidSourcesError, type Problem } from "./errors.js";
+import { changedTags } from "./on-change/change-set.js";
 import { planOrg } from "./render/render-org.js";
 import type { BuildReport, OrgReport } from "./report.js";
 import { loadSources } from "./sources/load-sources.js";
@@ -110,6 +111,11 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
   const reconciled = await reconcileOrganizationFiles(options.db, store, orgPlans.map((p) => p.orgId));
   for (const apiPath of reconciled) if (!changes.changed.includes(apiPath)) changes.changed.push(apiPath);
   phases.end("reconcile");
+  // Read while the lock is held: the tree this build replaced is pruned by the next one.
+  const changedTagList = await changedTags([...changes.added, ...changes.changed, ...changes.removed], {
+    before: published ? (previous.live?.tree ?? null) : null,
+    after: published ? written!.gen.tree : (previous.live?.tree ?? null),
+  });
 
   const orgs: OrgReport[] = orgPlans.map((orgPlan) => {
     const stats = perOrg.get(orgPlan.orgId) ?? { written: 0, unchanged: 0, removed: 0 };
@@ -135,6 +141,7 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
     postsRendered: written?.postsRendered ?? 0,
     nextPublishAt: next,
     changedPaths: changes,
+    changedTags: changedTagList,
     orgs,
   };
 }
