@@ -97,6 +97,18 @@ describe("the server tells of readers lost, without waiting for a request", () =
     ]);
   });
 
+  it("a key created and revoked between two looks: its organization, though no look saw it valid", async () => {
+    const { site, changes } = await serveRecording();
+    withDb(site.db, (db) =>
+      db.transaction(() => {
+        const { record } = createKey(db, { orgId: "harbor", scopes: ["read"] });
+        revokeKey(db, record.id);
+      })(),
+    );
+    expect(await pollUntil(async () => changes.length > 0, 10_000)).toBe(true);
+    expect(changes).toEqual([{ event: "access", paths: [], tags: ["org:harbor"], orgs: ["harbor"] }]);
+  });
+
   it("a new key, or a write by the server itself, is no change of readers", async () => {
     const { site, changes } = await serveRecording();
     withDb(site.db, (db) => createKey(db, { orgId: "demo", scopes: ["read"] }));
