@@ -16,6 +16,7 @@ import { reconcileOrganizationFiles } from "./emit/reconcile.js";
 import { acquireBuildLock, assertReplaceable, treeStoreOf, type TreeStore } from "./emit/tree-store.js";
 import { discardGeneration, statsOfUnchanged, writeGeneration, type WrittenGeneration } from "./emit/write-generation.js";
 import { InvalidSourcesError, type Problem } from "./errors.js";
+import { changedTags } from "./on-change/change-set.js";
 import { planOrg } from "./render/render-org.js";
 import type { BuildReport, OrgReport } from "./report.js";
 import { loadSources } from "./sources/load-sources.js";
@@ -114,6 +115,11 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
   // Beside the tree, for the edge: keys may have changed even when no file did.
   writeEdgeDocumentOf(options.db, store.out);
   phases.end("edge document");
+  // Read while the lock is held: the tree this build replaced is pruned by the next one.
+  const changedTagList = await changedTags([...changes.added, ...changes.changed, ...changes.removed], {
+    before: published ? (previous.live?.tree ?? null) : null,
+    after: published ? written!.gen.tree : (previous.live?.tree ?? null),
+  });
 
   const orgs: OrgReport[] = orgPlans.map((orgPlan) => {
     const stats = perOrg.get(orgPlan.orgId) ?? { written: 0, unchanged: 0, removed: 0 };
@@ -139,6 +145,7 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
     postsRendered: written?.postsRendered ?? 0,
     nextPublishAt: next,
     changedPaths: changes,
+    changedTags: changedTagList,
     orgs,
   };
 }

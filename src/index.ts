@@ -10,7 +10,10 @@ export { startDev, type DevOptions, type RunningDev } from "./dev/dev-server.js"
 export { checkSources, type CheckOptions, type CheckResult } from "./check/check-sources.js";
 export type { Finding, Severity } from "./check/lint-rules.js";
 export { pathOf, parseApiPath, fileOf, routeOfFile, type Route, type RouteKind } from "./api-paths.js";
-export { ROUTES, ERROR_STATUS, OPERATIONS, cacheTagsOf, type ServerErrorCode } from "./route-table.js";
+export { ROUTES, ERROR_STATUS, OPERATIONS, cacheTagsOf, entityTagOf, type ServerErrorCode } from "./route-table.js";
+export { createChangeHook, type ChangeHook, type ChangeHookOptions, type HookRun } from "./on-change/hook-runner.js";
+export type { Change } from "./on-change/change-set.js";
+export { changeEventSchema, type ChangeEvent } from "./model/change-event.js";
 export { CdsnapError, InvalidSourcesError, UsageError, type Problem, type ErrorDetail } from "./errors.js";
 export * from "./model/api.js";
 export { businessDescriptionBody, businessOffersBody } from "./model/business.js";

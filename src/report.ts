@@ -29,6 +29,8 @@ export interface BuildReport {
   nextPublishAt: string | null;
   /** API paths added, changed and removed by this build. */
   changedPaths: ChangedPaths;
+  /** The Cache-Tag values whose purge drops every cached answer at those paths (the on-change hook's `tags`). */
+  changedTags: string[];
   orgs: OrgReport[];
 }
 

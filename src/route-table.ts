@@ -271,6 +271,23 @@ export function itemRoute(kind: RouteKind, orgId: string, item: { id: string; sl
 const CACHE_TAG_PREFIX: Record<Entity, string> = { organization: "organization", block: "block", post: "content", category: "category" };
 
 /**
+ * The one tag of a file route's answer that names just what it shows: its
+ * collection (`contents:demo`), or its item (`content:demo/post-0011`), which
+ * the item's answers by id, by slug and its references share. Purging it drops
+ * that answer and little else; purging every changed answer's tag drops every
+ * changed answer (the on-change hook's `tags`). `json` is read only on a
+ * by-slug route, where the path does not name the item. Null for a PATCH route.
+ */
+export function entityTagOf(route: Route, json: unknown): string | null {
+  const { entity, role } = ROUTES[route.kind];
+  const org = route.orgId;
+  if (role === "single" || role === "list") return `${route.kind}:${org}`;
+  if (role === "bySlug") return `${CACHE_TAG_PREFIX[entity]}:${org}/${(json as { id?: string }).id}`;
+  if ("id" in route) return `${CACHE_TAG_PREFIX[entity]}:${org}/${route.id}`;
+  return null;
+}
+
+/**
  * `Cache-Tag` values (Cloudflare and Fastly purge by them): the entities a file
  * holds, so a CDN can purge every cached answer that shows one post, block or
  * category without knowing the paths. Lists carry their collection's tag only;
@@ -280,10 +297,9 @@ export function cacheTagsOf(route: Route, json: unknown): string {
   const { entity, role } = ROUTES[route.kind];
   const org = route.orgId;
   const tags = [`org:${org}`];
-  const item = json as { id?: string; categorySlug?: string | null };
-  if (role === "single" || role === "list") tags.push(`${route.kind}:${org}`);
-  else if (role === "byId" || role === "bySlug") tags.push(`${CACHE_TAG_PREFIX[entity]}:${org}/${item.id}`);
-  else if (role === "references" && "id" in route) tags.push(`${CACHE_TAG_PREFIX[entity]}:${org}/${route.id}`);
+  const own = entityTagOf(route, json);
+  if (own !== null) tags.push(own);
+  const item = json as { categorySlug?: string | null };
   if (entity === "post" && (role === "byId" || role === "bySlug") && item.categorySlug) {
     tags.push(`${CACHE_TAG_PREFIX.category}:${org}/${item.categorySlug}`);
   }

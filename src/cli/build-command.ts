@@ -3,7 +3,9 @@ import v8 from "node:v8";
 import type { Command } from "commander";
 import { build } from "../build.js";
 import { formatReport } from "../report.js";
-import { absolute, collect, contentOption, dbOption, outOption } from "./options.js";
+import { buildChange } from "../on-change/change-set.js";
+import { describeHookRun } from "../on-change/hook-runner.js";
+import { absolute, collect, contentOption, dbOption, hookOf, onChangeOption, onChangeTimeoutOption, outOption } from "./options.js";
 import { createProgress, styleFor } from "./progress.js";
 
 interface BuildFlags {
@@ -14,6 +16,8 @@ interface BuildFlags {
   json?: boolean;
   changedPaths?: string;
   quiet?: boolean;
+  onChange?: string;
+  onChangeTimeout: number;
 }
 
 const HEAP_GROWING_PERCENT = 25;
@@ -29,6 +33,8 @@ export function registerBuild(program: Command): void {
     .option("--json", "print the report, or every problem of a failed build, as one JSON object (for CI)")
     .option("--changed-paths <file>", "write the API paths this build added, changed and removed (JSON), for CDN purges")
     .option("--quiet", "print nothing but errors (and the --json report)")
+    .addOption(onChangeOption())
+    .addOption(onChangeTimeoutOption())
     .action(async (flags: BuildFlags) => {
       // A build is a batch job whose peak memory is what CI machines are sized
       // by: by default V8 lets the heap grow to about twice what is live between
@@ -48,5 +54,12 @@ export function registerBuild(program: Command): void {
       // `ok` as in the JSON of a failed build (main.ts), so CI reads both the same way.
       if (flags.json) process.stdout.write(`${JSON.stringify({ ok: true, ...report })}\n`);
       else if (!flags.quiet) process.stdout.write(`${formatReport(report, styleFor(process.stdout))}\n`);
+      // The tree is published whatever the hook does: its failure is reported, and the exit code stays the build's.
+      const quiet = flags.quiet === true || flags.json === true;
+      const hook = hookOf(flags, (run) => {
+        if (run.status !== "ok" || !quiet) process.stderr.write(`${describeHookRun(run)}\n`);
+      });
+      hook?.notify(buildChange(report.changedPaths, report.changedTags));
+      await hook?.close();
     });
 }

@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import { startDev } from "../dev/dev-server.js";
 import { listenRefusal, SERVE_ADDRESS_FLAGS } from "./listen-error.js";
-import { absolute, contentOption, dbOption, hostOption, outOption, portOption } from "./options.js";
+import { describeHookRun } from "../on-change/hook-runner.js";
+import { absolute, contentOption, dbOption, hookOf, hostOption, onChangeOption, onChangeTimeoutOption, outOption, portOption } from "./options.js";
 
 interface DevFlags {
   db: string;
@@ -9,6 +10,8 @@ interface DevFlags {
   out: string;
   host: string;
   port: number;
+  onChange?: string;
+  onChangeTimeout: number;
 }
 
 /** `cdsnap dev`: build, serve, and rebuild on every change of the posts or the database until Ctrl-C. */
@@ -21,9 +24,19 @@ export function registerDev(program: Command): void {
     .addOption(outOption())
     .addOption(hostOption())
     .addOption(portOption())
+    .addOption(onChangeOption())
+    .addOption(onChangeTimeoutOption())
     .action(async (flags: DevFlags) => {
+      const hook = hookOf(flags, (run) => (run.status === "ok" ? process.stdout : process.stderr).write(`${describeHookRun(run)}\n`));
       const dev = await startDev(
-        Object.freeze({ db: absolute(flags.db), content: absolute(flags.content), out: absolute(flags.out), host: flags.host, port: flags.port }),
+        Object.freeze({
+          db: absolute(flags.db),
+          content: absolute(flags.content),
+          out: absolute(flags.out),
+          host: flags.host,
+          port: flags.port,
+          onChange: hook?.notify,
+        }),
       ).catch((error: unknown) => {
         throw listenRefusal(error, SERVE_ADDRESS_FLAGS);
       });
@@ -32,7 +45,10 @@ export function registerDev(program: Command): void {
         const stop = (then: () => void) => {
           process.off("SIGTERM", onSignal);
           process.off("SIGINT", onSignal);
-          void dev.close().then(then);
+          void dev
+            .close()
+            .then(() => hook?.close())
+            .then(then);
         };
         const onSignal = () => stop(resolve);
         process.on("SIGTERM", onSignal);

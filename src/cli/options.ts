@@ -1,5 +1,6 @@
 import { InvalidArgumentError, Option } from "commander";
 import path from "node:path";
+import { createChangeHook, DEFAULT_HOOK_TIMEOUT_MS, type ChangeHook, type HookRun } from "../on-change/hook-runner.js";
 
 /** The shared flags, each readable from its CDSNAP_* variable (data-contract.md). */
 export const dbOption = () => new Option("--db <file>", "SQLite database file").env("CDSNAP_DB").makeOptionMandatory();
@@ -15,6 +16,23 @@ export const portOption = () =>
     .env("CDSNAP_PORT")
     .default(8787)
     .argParser(wholeNumber("--port", 0, 65535));
+
+export const onChangeOption = () =>
+  new Option(
+    "--on-change <command>",
+    "shell command to run after each change a CDN must purge, with the changed API paths and cache tags as JSON on its stdin (docs/cdn.md)",
+  ).env("CDSNAP_ON_CHANGE");
+export const onChangeTimeoutOption = () =>
+  new Option("--on-change-timeout <seconds>", "kill an --on-change command still running after this long")
+    .env("CDSNAP_ON_CHANGE_TIMEOUT")
+    .default(DEFAULT_HOOK_TIMEOUT_MS / 1000)
+    .argParser(wholeNumber("--on-change-timeout", 1, 3600));
+
+/** The --on-change hook the flags ask for, or null; `onRun` reports each run. */
+export function hookOf(flags: { onChange?: string; onChangeTimeout: number }, onRun: (run: HookRun) => void): ChangeHook | null {
+  if (!flags.onChange) return null;
+  return createChangeHook({ command: flags.onChange, timeoutMs: flags.onChangeTimeout * 1000, onRun });
+}
 
 /** A commander parser for a whole number flag within [min, max]. */
 export function wholeNumber(name: string, min: number, max: number) {

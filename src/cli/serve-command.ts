@@ -1,7 +1,19 @@
 import { Option, type Command } from "commander";
-import { DEFAULT_AUTH_FAILURE_RATE, DEFAULT_WRITE_RATE, startServer } from "../server/create-server.js";
+import { hookLogLine } from "../on-change/hook-runner.js";
+import { DEFAULT_AUTH_FAILURE_RATE, DEFAULT_WRITE_RATE, defaultLogger, startServer } from "../server/create-server.js";
 import { listenRefusal, SERVE_ADDRESS_FLAGS } from "./listen-error.js";
-import { absolute, contentOption, dbOption, hostOption, outOption, portOption, wholeNumber } from "./options.js";
+import {
+  absolute,
+  contentOption,
+  dbOption,
+  hookOf,
+  hostOption,
+  onChangeOption,
+  onChangeTimeoutOption,
+  outOption,
+  portOption,
+  wholeNumber,
+} from "./options.js";
 
 interface ServeFlags {
   db: string;
@@ -12,6 +24,8 @@ interface ServeFlags {
   writeRate: number;
   authFailureRate: number;
   clientAddressHeader?: string;
+  onChange?: string;
+  onChangeTimeout: number;
 }
 
 export function registerServe(program: Command): void {
@@ -41,7 +55,10 @@ export function registerServe(program: Command): void {
         "the header your proxy or CDN sets to the client's address (e.g. x-forwarded-for); only when every request comes through it",
       ).env("CDSNAP_CLIENT_ADDRESS_HEADER"),
     )
+    .addOption(onChangeOption())
+    .addOption(onChangeTimeoutOption())
     .action(async (flags: ServeFlags) => {
+      const hook = hookOf(flags, (run) => defaultLogger(hookLogLine(run)));
       const running = await startServer(
         Object.freeze({
           db: absolute(flags.db),
@@ -51,6 +68,7 @@ export function registerServe(program: Command): void {
           writeRate: flags.writeRate,
           authFailureRate: flags.authFailureRate,
           clientAddressHeader: flags.clientAddressHeader,
+          onChange: hook?.notify,
         }),
       ).catch((error: unknown) => {
         throw listenRefusal(error, SERVE_ADDRESS_FLAGS);
@@ -60,7 +78,11 @@ export function registerServe(program: Command): void {
         const stop = () => {
           process.off("SIGTERM", stop);
           process.off("SIGINT", stop);
-          void running.close().then(resolve);
+          // The changes committed before the stop still get their run (each bounded by the timeout).
+          void running
+            .close()
+            .then(() => hook?.close())
+            .then(resolve);
         };
         process.on("SIGTERM", stop);
         process.on("SIGINT", stop);

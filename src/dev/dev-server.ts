@@ -17,6 +17,7 @@ import { openDatabase } from "../db/open.js";
 import { CdsnapError, type Problem } from "../errors.js";
 import { plural, type BuildReport } from "../report.js";
 import type { Logger } from "../server/respond.js";
+import { buildChange, type Change } from "../on-change/change-set.js";
 import { startServer, type RunningServer } from "../server/create-server.js";
 import { missingTree } from "../server/published-tree.js";
 import { createRebuildQueue, type RebuildScope } from "./rebuild-queue.js";
@@ -31,6 +32,8 @@ export interface DevOptions {
   debounceMs?: number;
   /** Where progress goes; defaults to stdout (info) and stderr (errors). */
   print?: (line: string, kind: "info" | "error") => void;
+  /** Told of each build's changes, and of the server's (see ServeOptions.onChange). */
+  onChange?: (change: Change) => void;
 }
 
 export interface RunningDev {
@@ -116,7 +119,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   });
 
   async function serve(): Promise<void> {
-    server = await startServer({ db, out, host, port, log: createDevLogger(print) });
+    server = await startServer({ db, out, host, port, log: createDevLogger(print), onChange: options.onChange });
     listened(server.url);
   }
 
@@ -127,6 +130,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
     const effective: RebuildScope = full ? { orgs: undefined } : scope;
     try {
       const report = await build({ db, content, out, orgs: effective.orgs });
+      options.onChange?.(buildChange(report.changedPaths, report.changedTags));
       if (full) known = new Set(report.orgs.map((o) => o.orgId));
       lastFailed = false;
       print(describeSuccess(report, effective), "info");

@@ -23,6 +23,7 @@ import {
   referenceSchema,
 } from "./api.js";
 import { businessDescriptionBody, businessOffersBody } from "./business.js";
+import { changeEventSchema } from "./change-event.js";
 import { fieldValueSchema, frontMatterSchema } from "./sources.js";
 
 export interface Shape {
@@ -30,7 +31,10 @@ export interface Shape {
   /** Requests and sources are described as they are sent; responses as they are served. */
   io: "input" | "output";
   description: string;
-  /** Source shapes (front matter, block field rows) have a schema file but no place in the API document. */
+  /**
+   * Shapes outside the HTTP API (the sources' front matter and block field
+   * rows, the on-change command's stdin) have a schema file but no place in the API document.
+   */
   source?: true;
 }
 
@@ -65,6 +69,12 @@ export const SHAPES = {
     schema: fieldValueSchema,
     io: "input",
     description: "A block_fields row as read: key, type and the JSON value.",
+    source: true,
+  },
+  ChangeEvent: {
+    schema: changeEventSchema,
+    io: "output",
+    description: "What the --on-change command reads on its stdin: the API paths, cache tags and organizations a change made stale.",
     source: true,
   },
 } satisfies Record<string, Shape>;

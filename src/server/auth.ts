@@ -31,7 +31,9 @@ export interface AuthCache {
 // Real keys are short; anything longer is refused before it is hashed.
 const MAX_KEY_LENGTH = 512;
 
-export function createAuthCache(db: Db, clock: () => number = Date.now, refreshMs = 250): AuthCache {
+export const DEFAULT_AUTH_REFRESH_MS = 250;
+
+export function createAuthCache(db: Db, clock: () => number = Date.now, refreshMs = DEFAULT_AUTH_REFRESH_MS): AuthCache {
   let keys = new Map<string, KeyEntry>();
   let origins = new Map<string, string[] | null>();
   let version = -1;

@@ -17,7 +17,7 @@ import { listOrgIds } from "../db/read-snapshot.js";
 import { refreshOrganizationFiles } from "../emit/organization-file.js";
 import { treeStoreOf } from "../emit/tree-store.js";
 import { CdsnapError } from "../errors.js";
-import { createAuthCache, type AuthCache, type Caller } from "./auth.js";
+import { createAuthCache, DEFAULT_AUTH_REFRESH_MS, type AuthCache, type Caller } from "./auth.js";
 import { createCompressionCache } from "./compression.js";
 import { answerClientError } from "./client-error.js";
 import { createFileCache } from "./file-cache.js";
@@ -26,6 +26,8 @@ import { createRateLimiter } from "./rate-limit.js";
 import { countHeader, forwardedAddressOf, originFormOf } from "./request-head.js";
 import { sendError, type Exchange, type Logger } from "./respond.js";
 import { isWriteRoute } from "../route-table.js";
+import { accessChange, patchChange, type Change } from "../on-change/change-set.js";
+import { watchAccess } from "./access-watch.js";
 import { assertPublishedTree } from "./published-tree.js";
 import { createStaticRoute } from "./static-route.js";
 import { createWriteProxy } from "./write-proxy.js";
@@ -56,6 +58,13 @@ export interface ServeOptions {
   authRefreshMs?: number;
   /** Limits on slow clients; the defaults suit production, tests shorten them. */
   timeouts?: ServerTimeouts;
+  /**
+   * Told of every change that makes answers a cache holds stale: a PATCH's
+   * organization file, a file repaired on start, an organization whose keys or
+   * allowed origins changed. Called synchronously; it must not block (the
+   * on-change hook only records the change).
+   */
+  onChange?: (change: Change) => void;
 }
 
 export interface ServerTimeouts {
@@ -155,11 +164,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   assertPublishedTree(options.out, options.db);
   const db = openContractDatabase(options.db, { wal: true });
   const store = treeStoreOf(options.out);
-  refreshOrganizationFiles(db, store, listOrgIds(db));
+  const { onChange } = options;
+  const repaired = [...refreshOrganizationFiles(db, store, listOrgIds(db))].filter(([, result]) => result?.written);
+  if (onChange && repaired.length > 0) onChange(patchChange(repaired.map(([orgId]) => orgId)));
 
-  const auth = createAuthCache(db, clock, options.authRefreshMs);
+  const refreshMs = options.authRefreshMs ?? DEFAULT_AUTH_REFRESH_MS;
+  const auth = createAuthCache(db, clock, refreshMs);
   const statics = createStaticRoute(store, createFileCache(), createCompressionCache());
-  const proxy = createWriteProxy(db, store);
+  const proxy = createWriteProxy(db, store, onChange);
+  const access = onChange ? watchAccess(db, refreshMs, (orgIds) => onChange(accessChange(orgIds))) : null;
   const limiter = createRateLimiter(options.writeRate ?? DEFAULT_WRITE_RATE, clock);
   const authFailureRate = options.authFailureRate ?? DEFAULT_AUTH_FAILURE_RATE;
   const authFailures = authFailureRate > 0 ? createRateLimiter(authFailureRate, clock) : null;
@@ -315,6 +328,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       server.listen(options.port ?? 8787, options.host ?? "127.0.0.1", () => resolve());
     });
   } catch (error) {
+    access?.stop();
     db.close();
     throw error;
   }
@@ -337,6 +351,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       server.closeAllConnections();
       await closed;
       proxy.flush();
+      access?.stop();
       db.close();
       flushLog();
     },

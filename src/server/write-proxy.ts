@@ -20,6 +20,7 @@ import type { ErrorDetail } from "../errors.js";
 import { businessDescriptionBody, businessOffersBody } from "../model/business.js";
 import { renderOrganization } from "../render/organization.js";
 import { fileEtagOf } from "../content-coding.js";
+import { patchChange, type Change } from "../on-change/change-set.js";
 import { etagOf } from "./file-cache.js";
 import { createGroupCommit, type Outcome } from "./group-commit.js";
 import { httpError } from "../api-errors.js";
@@ -72,7 +73,8 @@ interface PendingWrite {
   write(): void;
 }
 
-export function createWriteProxy(db: Db, store: TreeStore): WriteProxy {
+/** `onChange` hears of the organization files each group commit rewrote, before the PATCHes are answered. */
+export function createWriteProxy(db: Db, store: TreeStore, onChange?: (change: Change) => void): WriteProxy {
   function currentEtag(orgId: string): string | null {
     const { record } = readOrganization(db, orgId);
     return record ? etagOf(fileBytes(renderOrganization(record))) : null;
@@ -111,6 +113,8 @@ export function createWriteProxy(db: Db, store: TreeStore): WriteProxy {
       // The writes stand but their file is stale (the next write or the server's start repairs it): they answer the error.
       return applied.map((outcome) => (outcome.ok ? { ok: false, error } : outcome));
     }
+    const rewritten = [...refreshed].filter(([, result]) => result?.written).map(([orgId]) => orgId);
+    if (onChange && rewritten.length > 0) onChange(patchChange(rewritten));
     return applied.map((outcome, i) => {
       if (!outcome.ok || refreshed.get(writes[i]!.orgId)) return outcome;
       // No file in the live tree (or a row that does not validate): nothing served carries an ETag.

@@ -1,0 +1,68 @@
+/**
+ * Notices, without waiting for a request, that who may read an organization's
+ * answers has changed: a key revoked, deleted or replaced, or the
+ * organization's allowed origins edited (by `cdsnap keys`, or any other
+ * writer of the database). The origin refuses such a caller at once (auth.ts),
+ * but a cache in front of it keeps serving the answers it stored for that key
+ * or origin (they vary by both) until they expire: the on-change hook is told,
+ * so it can purge them. A new key needs no purge: nothing is cached for it.
+ */
+import type { Db } from "../db/open.js";
+
+interface Readers {
+  /** The keys that may read, as id and hash (a key whose hash changed is another key). */
+  keys: Set<string>;
+  /** Revoked keys' ids: one revoked since the last look is news even if that look never saw it valid. */
+  revoked: Set<string>;
+  allowedOrigins: string | null;
+}
+
+export interface AccessWatch {
+  stop(): void;
+}
+
+/**
+ * Checks SQLite's data_version every `intervalMs` and calls `onChange` with the
+ * organizations whose readers lost someone. A key created and revoked between
+ * two looks counts: the origin may have served it in between.
+ */
+export function watchAccess(db: Db, intervalMs: number, onChange: (orgIds: string[]) => void): AccessWatch {
+  const dataVersion = db.prepare("PRAGMA data_version").pluck();
+  const selectKeys = db.prepare("SELECT id, org_id, key_sha256, revoked_at FROM api_keys");
+  const selectOrgs = db.prepare("SELECT id, allowed_origins FROM organizations");
+
+  const read = db.transaction((): Map<string, Readers> => {
+    const readers = new Map<string, Readers>();
+    for (const row of selectOrgs.all() as { id: string; allowed_origins: string | null }[]) {
+      readers.set(row.id, { keys: new Set(), revoked: new Set(), allowedOrigins: row.allowed_origins });
+    }
+    for (const row of selectKeys.all() as { id: string; org_id: string; key_sha256: string; revoked_at: string | null }[]) {
+      const org = readers.get(row.org_id);
+      if (row.revoked_at === null) org?.keys.add(`${row.id} ${row.key_sha256}`);
+      else org?.revoked.add(row.id);
+    }
+    return readers;
+  });
+
+  function lostReaders(before: Readers, after: Readers | undefined): boolean {
+    if (!after || after.allowedOrigins !== before.allowedOrigins) return true;
+    for (const key of before.keys) if (!after.keys.has(key)) return true;
+    for (const id of after.revoked) if (!before.revoked.has(id)) return true;
+    return false;
+  }
+
+  let version = dataVersion.get();
+  let readers = read();
+  const timer = setInterval(() => {
+    const current = dataVersion.get();
+    if (current === version) return;
+    version = current;
+    const next = read();
+    const changed = [...readers].filter(([orgId, before]) => lostReaders(before, next.get(orgId))).map(([orgId]) => orgId);
+    readers = next;
+    if (changed.length > 0) onChange(changed);
+  }, intervalMs);
+  // The watch never keeps a process alive on its own.
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
