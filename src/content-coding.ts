@@ -47,7 +47,7 @@ function parseWeights(header: string): Weights {
   return { byName, any };
 }
 
-function choose(header: string | undefined): Coding | null {
+function choose(header: string | undefined, available: readonly Coding[]): Coding | null {
   // No Accept-Encoding: RFC 9110 lets the server pick any coding, but a client that
   // says nothing (curl, a health check) is best served the plain document.
   if (header === undefined) return null;
@@ -57,7 +57,7 @@ function choose(header: string | undefined): Coding | null {
   // than the least wanted coding listed, so `br;q=0.8` asks for br, as meant.
   let best: Coding | null = null;
   let bestQ = byName.get("identity") ?? any ?? Math.min(1, ...[...byName.values()].filter((q) => q > 0));
-  for (const coding of CODINGS) {
+  for (const coding of available) {
     const q = byName.get(coding) ?? any ?? 0;
     if (q > 0 && (q > bestQ || (q === bestQ && best === null))) {
       best = coding;
@@ -79,13 +79,15 @@ const chosen = new Map<string | undefined, Coding | null>();
  *   codingOf("gzip, deflate, br");   // "br"
  *   codingOf("br;q=0.5, gzip");      // "gzip"
  *   codingOf("br;q=0, gzip;q=0");    // null
+ *   codingOf("br, gzip", ["gzip"]);  // "gzip": a server that cannot make br
  */
-export function codingOf(acceptEncoding: string | undefined): Coding | null {
-  let coding = chosen.get(acceptEncoding);
+export function codingOf(acceptEncoding: string | undefined, available: readonly Coding[] = CODINGS): Coding | null {
+  const key = available === CODINGS ? acceptEncoding : `${available.join(",")}\u0000${acceptEncoding}`;
+  let coding = chosen.get(key);
   if (coding === undefined) {
-    coding = choose(acceptEncoding);
+    coding = choose(acceptEncoding, available);
     if (chosen.size >= 256) chosen.clear();
-    chosen.set(acceptEncoding, coding);
+    chosen.set(key, coding);
   }
   return coding;
 }

@@ -14,14 +14,15 @@
  * before any code sees it).
  */
 import { httpError } from "../api-errors.js";
-import { CACHE_CONTROL, NO_STORE } from "../api-http.js";
+import { CACHE_CONTROL, FILE_VARY, NO_STORE, VARY } from "../api-http.js";
 import { fileOf, parseApiPath, type Route } from "../api-paths.js";
 import { ALLOW, corsHeaders, filterBlocks, matchesIfNoneMatch, preflightHeaders, requestedPages, splitTarget, takesPages } from "../api-reads.js";
 import { CdsnapError } from "../errors.js";
 import type { BlockList } from "../model/api.js";
 import { canonicalJson } from "../render/canonical-json.js";
 import { cacheTagsOf, isWriteRoute } from "../route-table.js";
-import { encodingFor, etagOf, etagsOf, gzip, varyOf, type Compression } from "./compression.js";
+import { codedEtag } from "../content-coding.js";
+import { encodingFor, gzip, type Compression } from "./compression.js";
 import { readEdgeDocument, subtleSha256, type EdgeDirectory, type Sha256 } from "./edge-document.js";
 
 export interface TreeFile {
@@ -92,8 +93,8 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
   const sha256Hex = options.sha256 ?? subtleSha256;
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const origin = options.origin ? new URL(options.origin) : null;
-  const vary = varyOf(compression);
-  const base = (cors: Readonly<Record<string, string>>) => ({ ...cors, Vary: vary, "X-Content-Type-Options": "nosniff" });
+  // A file answer varies by Accept-Encoding even where the platform compresses it; an error does not.
+  const base = (cors: Readonly<Record<string, string>>, vary = VARY) => ({ ...cors, Vary: vary, "X-Content-Type-Options": "nosniff" });
 
   let directory: EdgeDirectory | null = null;
   let directoryText: string | null = null;
@@ -210,16 +211,16 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
     const answered = bytes;
     const tags = tagsOf(route, sha, () => decoder.decode(answered));
     const encoding = encodingFor(compression, request.headers.get("accept-encoding"), bytes.length);
-    const validators = { ETag: etagOf(sha, encoding), "Cache-Control": CACHE_CONTROL, "Cache-Tag": tags };
-    const ifNoneMatch = request.headers.get("if-none-match");
-    if (etagsOf(sha, compression).some((etag) => matchesIfNoneMatch(ifNoneMatch, etag))) {
-      return new Response(null, { status: 304, headers: { ...base(cors), ...validators } });
+    const etag = `"${sha}"`;
+    const validators = { ETag: codedEtag(etag, encoding), "Cache-Control": CACHE_CONTROL, "Cache-Tag": tags };
+    if (matchesIfNoneMatch(request.headers.get("if-none-match"), etag)) {
+      return new Response(null, { status: 304, headers: { ...base(cors, FILE_VARY), ...validators } });
     }
     const body = encoding ? await gzipped(sha, bytes) : bytes;
     return new Response(request.method === "HEAD" ? null : body, {
       status: 200,
       headers: {
-        ...base(cors),
+        ...base(cors, FILE_VARY),
         ...validators,
         "Content-Length": String(body.length),
         // Tells clients and CDNs not to ask for a slice: they would get the whole document.
@@ -248,7 +249,7 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
         if (!route) throw httpError.notFound();
         return new Response(null, {
           status: 204,
-          headers: { ...preflightHeaders(requestOrigin, allowed), Vary: vary, Allow: ALLOW[route.kind] },
+          headers: { ...preflightHeaders(requestOrigin, allowed), Vary: VARY, Allow: ALLOW[route.kind] },
         });
       }
       const caller = await authenticate(dir, request.headers.get("x-api-key"));
