@@ -18,6 +18,7 @@ import { promisify } from "node:util";
 import { brotliCompress, constants, gzip } from "node:zlib";
 import { codedEtag, type Coding } from "../content-coding.js";
 import type { CachedFile } from "./file-cache.js";
+import { evictToFit } from "./second-chance.js";
 
 /** What an answer sends: the file itself (no `coding`) or one of its codings. */
 export interface Representation {
@@ -63,17 +64,7 @@ export function createCompressionCache(maxBytes = 64 * 1024 * 1024): Compression
     const size = representation.bytes.length;
     if (size > maxBytes / 4) return;
     entries.set(key, { representation, used: false });
-    total += size;
-    for (const [oldKey, old] of entries) {
-      if (total <= maxBytes) break;
-      entries.delete(oldKey);
-      if (old.used) {
-        old.used = false;
-        entries.set(oldKey, old);
-      } else {
-        total -= old.representation.bytes.length;
-      }
-    }
+    total = evictToFit(entries, total + size, maxBytes, (old) => old.representation.bytes.length);
   }
 
   async function make(key: string, file: CachedFile, coding: Coding): Promise<Representation> {

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { constants, lstatSync, type BigIntStats } from "node:fs";
 import { open, readlink, realpath, type FileHandle } from "node:fs/promises";
 import path from "node:path";
+import { evictToFit } from "./second-chance.js";
 
 export interface CachedFile {
   bytes: Buffer;
@@ -112,18 +113,7 @@ export function createFileCache(maxBytes = 64 * 1024 * 1024): FileCache {
     forget(key);
     if (entry.bytes.length > maxBytes / 4) return;
     entries.set(key, entry);
-    total += entry.bytes.length;
-    // Oldest first; an entry hit since the last pass goes to the back once.
-    for (const [oldKey, old] of entries) {
-      if (total <= maxBytes) break;
-      entries.delete(oldKey);
-      if (old.used) {
-        old.used = false;
-        entries.set(oldKey, old);
-      } else {
-        total -= old.bytes.length;
-      }
-    }
+    total = evictToFit(entries, total + entry.bytes.length, maxBytes, (old) => old.bytes.length);
   }
 
   function forget(key: string): void {

@@ -5,7 +5,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
+import { freePort } from "../fixtures/http.js";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, test } from "vitest";
 import { DEMO_READ_KEY } from "../../src/db/demo-seed.js";
@@ -34,15 +34,6 @@ afterEach(async () => {
   }
   running = undefined;
 });
-
-/** A port that was free a moment ago. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function startDev(fx: Fixture, port: number): Promise<DevProcess> {
   const child = await spawnCli(["dev", "--db", fx.db, "--content", fx.content, "--out", fx.out, "--port", String(port)]);

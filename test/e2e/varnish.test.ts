@@ -13,7 +13,6 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
@@ -21,7 +20,7 @@ import { treeStoreOf } from "../../src/emit/tree-store.js";
 import { makeFixture, removeFixture, type Fixture } from "../fixtures/build-fixture.js";
 import { buildArgs, cliPath, runCli } from "../fixtures/cli.js";
 import { makeGate, openGate, shellQuote } from "../fixtures/hook.js";
-import { api, patchJson } from "../fixtures/http.js";
+import { api, freePort, patchJson } from "../fixtures/http.js";
 import { REPO_ROOT } from "../fixtures/repo.js";
 import { pathExists } from "../fixtures/tree.js";
 import { startCliServer, stopCliServer, type CliServer } from "../fixtures/served-site.js";
@@ -44,17 +43,6 @@ function docBlock(markdown: string, name: string): string {
   const match = new RegExp(`^<!-- cdn-test: ${name.replace(/\./g, "\\.")} -->\\n(\`{3,})\\w*\\n([\\s\\S]*?)\\n\\1$`, "m").exec(markdown);
   if (!match) throw new Error(`docs/cdn.md has no code block marked cdn-test: ${name}`);
   return `${match[2]}\n`;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 interface Read {
