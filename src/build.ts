@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { parseApiPath, pathOf } from "./api-paths.js";
 import { readSecrets } from "./audit/read-secrets.js";
 import { createBuildAudit } from "./audit/run-audit.js";
 import { writeEdgeDocumentOf } from "./edge/publish-document.js";
@@ -17,8 +18,9 @@ import { acquireBuildLock, assertReplaceable, treeStoreOf, type TreeStore } from
 import { discardGeneration, statsOfUnchanged, writeGeneration, type WrittenGeneration } from "./emit/write-generation.js";
 import { InvalidSourcesError, type Problem } from "./errors.js";
 import { changedTags } from "./on-change/change-set.js";
-import { planOrg } from "./render/render-org.js";
+import { planOrg, type OrgPlan } from "./render/render-org.js";
 import type { BuildReport, OrgReport } from "./report.js";
+import { itemRoute, kindOf, ROUTES } from "./route-table.js";
 import { loadSources } from "./sources/load-sources.js";
 import { loadBody } from "./sources/read-posts.js";
 
@@ -116,10 +118,11 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
   writeEdgeDocumentOf(options.db, store.out);
   phases.end("edge document");
   // Read while the lock is held: the tree this build replaced is pruned by the next one.
-  const changedTagList = await changedTags([...changes.added, ...changes.changed, ...changes.removed], {
-    before: published ? (previous.live?.tree ?? null) : null,
-    after: published ? written!.gen.tree : (previous.live?.tree ?? null),
-  });
+  const changedTagList = await changedTags(
+    changes,
+    { before: published ? (previous.live?.tree ?? null) : null, after: published ? written!.gen.tree : (previous.live?.tree ?? null) },
+    bySlugIds(orgPlans),
+  );
 
   const orgs: OrgReport[] = orgPlans.map((orgPlan) => {
     const stats = perOrg.get(orgPlan.orgId) ?? { written: 0, unchanged: 0, removed: 0 };
@@ -148,6 +151,24 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
     changedTags: changedTagList,
     orgs,
   };
+}
+
+/**
+ * The id behind each by-slug answer the build just planned, so the changed
+ * tags need no file read back: block files carry their JSON, and a published
+ * post's slug and id are its front matter's.
+ */
+function bySlugIds(orgPlans: readonly OrgPlan[]): (apiPath: string) => string | undefined {
+  const ids = new Map<string, string>();
+  const postBySlug = kindOf("post", "bySlug");
+  for (const plan of orgPlans) {
+    for (const file of plan.files) {
+      const route = parseApiPath(file.path);
+      if (route && ROUTES[route.kind].role === "bySlug") ids.set(file.path, (file.json as { id: string }).id);
+    }
+    for (const post of plan.posts) ids.set(pathOf(itemRoute(postBySlug, plan.orgId, post.meta)), post.meta.id);
+  }
+  return (apiPath) => ids.get(apiPath);
 }
 
 function createPhaseTimer() {

@@ -44,24 +44,36 @@ export function buildChange(changedPaths: ChangedPaths, tags: readonly string[])
 export const isEmptyChange = (change: Change) => change.paths.length === 0 && change.tags.length === 0;
 
 /**
- * The tags of the answers at `paths` before and after a build: both, because a
- * cache holds the answer as it was. Only a by-slug answer's tag needs its file
- * (the slug may have moved to another item); a tree that is null or lacks the
- * file has no answer there.
+ * The tags of the answers at the changed paths before and after a build: both,
+ * because a cache holds the answer as it was. Only a by-slug answer's tag needs
+ * its item's id (the slug may have moved to another item): the new one comes
+ * from `idAfter` (what the build just rendered), the old one from the file in
+ * the tree it replaced, which only a changed or removed path had. So a fresh
+ * build reads nothing here, and an edit reads its few old files.
  */
-export async function changedTags(paths: readonly string[], trees: { before: string | null; after: string | null }): Promise<string[]> {
+export async function changedTags(
+  changes: ChangedPaths,
+  trees: { before: string | null; after: string | null },
+  idAfter: (apiPath: string) => string | undefined,
+): Promise<string[]> {
   const tags = new Set<string>();
-  const bySlug: Route[] = [];
-  for (const apiPath of paths) {
+  const reads: { route: Route; file: string }[] = [];
+  const before = new Set([...changes.changed, ...changes.removed]);
+  const after = new Set([...changes.added, ...changes.changed]);
+  for (const apiPath of new Set([...before, ...after])) {
     const route = parseApiPath(apiPath);
     if (!route || isWriteRoute(route)) continue;
-    if (ROUTES[route.kind].role === "bySlug") bySlug.push(route);
-    else tags.add(entityTagOf(route, null)!);
+    if (ROUTES[route.kind].role !== "bySlug") {
+      tags.add(entityTagOf(route, null)!);
+      continue;
+    }
+    if (before.has(apiPath) && trees.before) reads.push({ route, file: path.join(trees.before, fileOf(route)) });
+    if (!after.has(apiPath)) continue;
+    const id = idAfter(apiPath);
+    if (id !== undefined) tags.add(entityTagOf(route, { id })!);
+    else if (trees.after) reads.push({ route, file: path.join(trees.after, fileOf(route)) });
   }
-  const files = bySlug.flatMap((route) =>
-    [trees.before, trees.after].filter((tree) => tree !== null).map((tree) => ({ route, file: path.join(tree, fileOf(route)) })),
-  );
-  await mapLimit(files, FILE_CONCURRENCY, async ({ route, file }) => {
+  await mapLimit(reads, FILE_CONCURRENCY, async ({ route, file }) => {
     const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
       if (error.code === "ENOENT") return null;
       throw error;
