@@ -10,6 +10,7 @@ import { formatReport } from "../report.js";
 import { startServer } from "../server/create-server.js";
 import { listenRefusal } from "./listen-error.js";
 import { portOption } from "./options.js";
+import { untilStopped } from "./until-stopped.js";
 
 interface DemoFlags {
   dir: string;
@@ -61,10 +62,6 @@ export function registerDemo(program: Command): void {
           "",
         ].join("\n"),
       );
-      await new Promise<void>((resolve) => {
-        const stop = () => void running.close().then(resolve);
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
-      });
+      await untilStopped(() => running.close());
     });
 }

@@ -9,6 +9,7 @@ import { UsageError } from "../errors.js";
 import { assertPublishedTree } from "../server/published-tree.js";
 import { listenRefusal, type AddressFlags } from "./listen-error.js";
 import { absolute, dbOption, hostOption, outOption, wholeNumber } from "./options.js";
+import { untilStopped } from "./until-stopped.js";
 
 const EDGE_ADDRESS_FLAGS: AddressFlags = { port: "--port <n> or CDSNAP_EDGE_PORT", host: "--host or CDSNAP_HOST" };
 
@@ -29,19 +30,6 @@ function httpUrl(value: string): string {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--origin must be an http or https URL; got "${value}"`);
   return url.origin;
-}
-
-/** Runs until SIGINT or SIGTERM, then closes. */
-function untilStopped(close: () => Promise<void>): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off("SIGTERM", stop);
-      process.off("SIGINT", stop);
-      void close().then(resolve);
-    };
-    process.on("SIGTERM", stop);
-    process.on("SIGINT", stop);
-  });
 }
 
 /** `cdsnap edge …`: the read API at the edge (docs/edge.md). */

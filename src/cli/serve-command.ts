@@ -14,6 +14,7 @@ import {
   portOption,
   wholeNumber,
 } from "./options.js";
+import { untilStopped } from "./until-stopped.js";
 
 interface ServeFlags {
   db: string;
@@ -74,18 +75,7 @@ export function registerServe(program: Command): void {
         throw listenRefusal(error, SERVE_ADDRESS_FLAGS);
       });
       process.stdout.write(`cdsnap serving ${running.url}\n`);
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off("SIGTERM", stop);
-          process.off("SIGINT", stop);
-          // The changes committed before the stop still get their run (each bounded by the timeout).
-          void running
-            .close()
-            .then(() => hook?.close())
-            .then(resolve);
-        };
-        process.on("SIGTERM", stop);
-        process.on("SIGINT", stop);
-      });
+      // The changes committed before the stop still get their run (each bounded by the timeout).
+      await untilStopped(() => running.close().then(() => hook?.close()));
     });
 }
