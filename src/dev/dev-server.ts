@@ -21,6 +21,7 @@ import { buildChange, type Change } from "../on-change/change-set.js";
 import { startServer, type RunningServer } from "../server/create-server.js";
 import { missingTree } from "../server/published-tree.js";
 import { createRebuildQueue, type RebuildScope } from "./rebuild-queue.js";
+import { fingerprintSources } from "./source-fingerprint.js";
 
 export interface DevOptions {
   db: string;
@@ -49,7 +50,8 @@ export interface RunningDev {
 }
 
 const DEFAULT_DEBOUNCE_MS = 100;
-const DB_SETTLE_MS = 50;
+/** How often the database is looked at for another connection's commit: a pragma read, microseconds. */
+const DB_POLL_MS = 100;
 
 function defaultPrint(line: string, kind: "info" | "error"): void {
   (kind === "error" ? process.stderr : process.stdout).write(`${line}\n`);
@@ -109,7 +111,8 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   /** Organizations the last full build rendered: a change in one of their folders rebuilds that one alone (D14). */
   let known = new Set<string>();
   let lastFailed = false;
-  let server: RunningServer | null = null;
+  /** Set when listening starts, so that a build finishing meanwhile does not listen a second time. */
+  let server: Promise<RunningServer> | null = null;
   let listenFailed = false;
   let listened!: (url: string) => void;
   let refused!: (error: unknown) => void;
@@ -119,15 +122,21 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   });
 
   async function serve(): Promise<void> {
-    server = await startServer({ db, out, host, port, log: createDevLogger(print), onChange: options.onChange });
-    listened(server.url);
+    server = startServer({ db, out, host, port, log: createDevLogger(print), onChange: options.onChange });
+    listened((await server).url);
   }
 
-  /** Builds; true when the build succeeded. */
+  const queue = createRebuildQueue(rebuildAndServe, options.debounceMs ?? DEFAULT_DEBOUNCE_MS);
+
+  /**
+   * Builds; true when the build succeeded. Whether it succeeded or not, a post
+   * that changed while the build read the folder is built again.
+   */
   async function rebuild(scope: RebuildScope, initial = false): Promise<boolean> {
     // After a failure, build everything: the list of problems stays complete, and so does the recovery.
     const full = scope.orgs === undefined || lastFailed || scope.orgs.some((id) => !known.has(id));
     const effective: RebuildScope = full ? { orgs: undefined } : scope;
+    const before = await fingerprintSources(content, effective.orgs);
     try {
       const report = await build({ db, content, out, orgs: effective.orgs });
       options.onChange?.(buildChange(report.changedPaths, report.changedTags));
@@ -149,6 +158,10 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
           `and cdsnap dev starts listening on ${port === 0 ? `a free port of ${host}` : `${host}:${port}`}`;
       print([`build failed: ${message}`, ...lines, next].join("\n"), "error");
       return false;
+    } finally {
+      if ((await fingerprintSources(content, effective.orgs)) !== before) {
+        for (const orgId of effective.orgs ?? [undefined]) queue.touch(orgId);
+      }
     }
   }
 
@@ -163,69 +176,69 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
     }
   }
 
-  // The database file and its WAL change on mere opens, closes and checkpoints (every build
-  // causes some); `PRAGMA data_version` moves only when another connection commits.
-  // The server switches the file to WAL when it starts; done first, that switch
-  // is not taken for an admin's change once the watch is on.
-  openContractDatabase(db, { wal: true }).close();
-  const versionDb = openDatabase(db, { readonly: true });
-  const readVersion = versionDb.prepare("PRAGMA data_version").pluck();
-  let dataVersion = readVersion.get();
-  try {
-    const built = await rebuild({ orgs: undefined }, true);
-    // A tree an earlier build left is served while the sources are being fixed.
-    if (built || missingTree(out) === null) await serve();
-    else if (port !== 0) await probePort(host, port);
-  } catch (error) {
-    versionDb.close();
-    throw error;
-  }
-  const queue = createRebuildQueue(rebuildAndServe, options.debounceMs ?? DEFAULT_DEBOUNCE_MS);
-
-  let versionCheck: NodeJS.Timeout | null = null;
-  const checkDatabase = () => {
-    versionCheck = null;
-    const version = readVersion.get();
-    if (version === dataVersion) return;
-    dataVersion = version;
-    queue.touch(undefined);
-  };
-
-  const watchedDb = new Set([db, `${db}-wal`]);
-  const onEvent = (event: string, file: string) => {
-    const absolute = path.resolve(file);
-    if (watchedDb.has(absolute)) {
-      // A moment's delay: the file event can arrive before the commit is complete.
-      versionCheck ??= setTimeout(checkDatabase, DB_SETTLE_MS);
-      return;
-    }
-    const rel = path.relative(content, absolute);
+  // The watch starts before the first build, so that a save during that build is built after it.
+  const watcher: FSWatcher = watch(content, {
+    ignoreInitial: true,
+    ignored: (file) => path.basename(file) === "node_modules",
+  });
+  watcher.on("all", (event: string, file: string) => {
+    const rel = path.relative(content, path.resolve(file));
     if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) return;
     const parts = rel.split(path.sep);
     // Editors' swap and backup files are not posts; the build reads `**/*.md` only, without dot files.
     if (parts.some((p) => p.startsWith("."))) return;
-    const isPost = absolute.endsWith(".md") || event === "addDir" || event === "unlinkDir";
+    const isPost = file.endsWith(".md") || event === "addDir" || event === "unlinkDir";
     if (!isPost) return;
     // A post at the top level belongs to no organization: only a full build reports it.
     queue.touch(parts.length > 1 ? parts[0] : undefined);
-  };
-  const watcher: FSWatcher = watch([content, ...watchedDb], {
-    ignoreInitial: true,
-    ignored: (file) => path.basename(file) === "node_modules",
   });
-  watcher.on("all", onEvent);
   watcher.on("error", (error) => print(`watch error: ${(error as Error).message}`, "error"));
   await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+
+  // The server switches the file to WAL when it starts; done first, that switch
+  // is not taken for an admin's change.
+  openContractDatabase(db, { wal: true }).close();
+  const versionDb = openDatabase(db, { readonly: true });
+  // `PRAGMA data_version` moves only when another connection commits. It is
+  // polled rather than looked at on file events: in WAL mode a commit becomes
+  // visible through shared memory, which sends no file event, so a look made on
+  // the WAL's last write can come too early and nothing would call for another.
+  const readVersion = versionDb.prepare("PRAGMA data_version").pluck();
+  let dataVersion = readVersion.get();
+  const versionPoll = setInterval(() => {
+    const version = readVersion.get();
+    if (version === dataVersion) return;
+    dataVersion = version;
+    queue.touch(undefined);
+  }, DB_POLL_MS);
+  versionPoll.unref();
+
+  async function stopWatching(): Promise<void> {
+    clearInterval(versionPoll);
+    await watcher.close();
+  }
+
+  try {
+    const built = await queue.runFirst(() => rebuild({ orgs: undefined }, true));
+    // A tree an earlier build left is served while the sources are being fixed.
+    if (built || missingTree(out) === null) await serve();
+    else if (port !== 0) await probePort(host, port);
+  } catch (error) {
+    await stopWatching();
+    await queue.close();
+    versionDb.close();
+    throw error;
+  }
 
   return {
     listening,
     idle: () => queue.idle(),
     async close() {
-      await watcher.close();
-      if (versionCheck) clearTimeout(versionCheck);
+      await stopWatching();
       await queue.close();
       // Read after the queue is closed: its last build may have started the server.
-      await (server as RunningServer | null)?.close();
+      const running = await (server as Promise<RunningServer> | null)?.catch(() => null);
+      await running?.close();
       versionDb.close();
     },
   };

@@ -1,4 +1,8 @@
-/** The scheduling under `cdsnap dev`: one build at a time, changes coalesced. */
+/**
+ * The scheduling under `cdsnap dev`: one build at a time, changes coalesced,
+ * and a quiet period before every build. Each test waits for the builds it
+ * causes (a gate per build), never for a length of time.
+ */
 import { describe, expect, test } from "vitest";
 import { createRebuildQueue, type RebuildScope } from "../../src/dev/rebuild-queue.js";
 
@@ -6,6 +10,32 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+/** A runner whose builds each wait for their own gate, announcing when they start. */
+function gatedRunner() {
+  const runs: { scope: RebuildScope; at: number }[] = [];
+  const gates: ReturnType<typeof deferred>[] = [];
+  const starts: ReturnType<typeof deferred>[] = [];
+  const slot = (list: ReturnType<typeof deferred>[], n: number) => (list[n] ??= deferred());
+  let active = 0;
+  let maxActive = 0;
+  const run = async (scope: RebuildScope) => {
+    active++;
+    maxActive = Math.max(maxActive, active);
+    const n = runs.push({ scope, at: performance.now() }) - 1;
+    slot(starts, n).resolve();
+    await slot(gates, n).promise;
+    active--;
+  };
+  return {
+    run,
+    runs,
+    maxActive: () => maxActive,
+    /** Resolves when build n (from 0) has started. */
+    started: (n: number) => slot(starts, n).promise,
+    finish: (n: number) => slot(gates, n).resolve(),
+  };
 }
 
 describe("rebuild queue", () => {
@@ -31,29 +61,53 @@ describe("rebuild queue", () => {
   });
 
   test("changes during a build run exactly one more build, never two at once", async () => {
-    const runs: RebuildScope[] = [];
-    const gates = [deferred(), deferred()];
-    let active = 0;
-    let maxActive = 0;
-    const queue = createRebuildQueue(async (scope) => {
-      active++;
-      maxActive = Math.max(maxActive, active);
-      runs.push(scope);
-      await gates[runs.length - 1]?.promise;
-      active--;
-    }, 5);
+    const runner = gatedRunner();
+    const queue = createRebuildQueue(runner.run, 5);
     queue.touch("a");
-    await new Promise((r) => setTimeout(r, 30)); // the first build is running
-    expect(runs).toHaveLength(1);
+    await runner.started(0);
     queue.touch("b");
     queue.touch("c");
     queue.touch("b");
-    gates[0]!.resolve();
-    await new Promise((r) => setTimeout(r, 10));
-    gates[1]!.resolve();
+    runner.finish(0);
+    await runner.started(1);
+    runner.finish(1);
     await queue.idle();
-    expect(runs).toEqual([{ orgs: ["a"] }, { orgs: ["b", "c"] }]);
-    expect(maxActive).toBe(1);
+    expect(runner.runs.map((r) => r.scope)).toEqual([{ orgs: ["a"] }, { orgs: ["b", "c"] }]);
+    expect(runner.maxActive()).toBe(1);
+    await queue.close();
+  });
+
+  test("a change during a build is built only after the quiet period, so a save still being written is read whole", async () => {
+    const runner = gatedRunner();
+    const debounceMs = 80;
+    const queue = createRebuildQueue(runner.run, debounceMs);
+    queue.touch("a");
+    await runner.started(0);
+    const touchedAt = performance.now();
+    queue.touch("a");
+    runner.finish(0);
+    await runner.started(1);
+    runner.finish(1);
+    await queue.idle();
+    // Timers never fire early: this holds on a loaded machine too.
+    expect(runner.runs[1]!.at - touchedAt).toBeGreaterThanOrEqual(debounceMs - 1);
+    await queue.close();
+  });
+
+  test("changes during the first build (runFirst) wait for it, then build once", async () => {
+    const runner = gatedRunner();
+    const queue = createRebuildQueue(runner.run, 5);
+    const first = deferred();
+    const firstBuild = queue.runFirst(() => first.promise.then(() => "built"));
+    queue.touch("a");
+    queue.touch(undefined);
+    expect(runner.runs).toHaveLength(0);
+    first.resolve();
+    expect(await firstBuild).toBe("built");
+    await runner.started(0);
+    runner.finish(0);
+    await queue.idle();
+    expect(runner.runs.map((r) => r.scope)).toEqual([{ orgs: undefined }]);
     await queue.close();
   });
 
@@ -72,22 +126,15 @@ describe("rebuild queue", () => {
   });
 
   test("close waits for the running build and ignores later changes", async () => {
-    const gate = deferred();
-    let calls = 0;
-    let finished = false;
-    const queue = createRebuildQueue(async () => {
-      calls++;
-      await gate.promise;
-      finished = true;
-    }, 1);
+    const runner = gatedRunner();
+    const queue = createRebuildQueue(runner.run, 1);
     queue.touch("a");
-    await new Promise((r) => setTimeout(r, 20));
+    await runner.started(0);
     const closing = queue.close();
     queue.touch("b");
-    gate.resolve();
+    runner.finish(0);
     await closing;
-    expect(finished).toBe(true);
-    await new Promise((r) => setTimeout(r, 20));
-    expect(calls).toBe(1);
+    await queue.idle();
+    expect(runner.runs).toHaveLength(1);
   });
 });
