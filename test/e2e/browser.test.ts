@@ -17,6 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { pollUntil } from "../fixtures/wait.js";
 import { CHROMIUM_REQUIRED, HAVE_CHROMIUM, launchChromium, warnIfNoChromium } from "../fixtures/chromium.js";
 import { build } from "../../src/build.js";
 import { DEMO_READ_KEY, HARBOR_READ_KEY, seedDemo } from "../../src/db/demo-seed.js";
@@ -186,7 +187,15 @@ describe.skipIf(!HAVE_CHROMIUM && !CHROMIUM_REQUIRED)("in headless Chromium", ()
     } finally {
       handle.close();
     }
-    await new Promise((r) => setTimeout(r, 100)); // the server's origin list refreshes every 20 ms here
+    // The server looks at the origin list again on its own schedule: wait until its preflight allows the page.
+    const allowed = await pollUntil(async () => {
+      const res = await fetch(`${api.url}/api/organizations/harbor/blocks`, {
+        method: "OPTIONS",
+        headers: { origin: pageOrigin, "access-control-request-method": "GET", "access-control-request-headers": "x-api-key" },
+      });
+      return res.headers.get("access-control-allow-origin") === pageOrigin;
+    }, 30_000);
+    expect(allowed).toBe(true);
     const accepted = await open("/harbor");
     expect(accepted.state).toBe("loaded");
     const blocks = await served<{ items: { name: string }[] }>("harbor", HARBOR_READ_KEY, "/blocks?pages=home");

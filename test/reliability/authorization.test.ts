@@ -57,7 +57,7 @@ beforeAll(async () => {
   scanner = new SecretScanner(secretsOf(canaries, [harborWrite.key, revokedRead.key, revokedWrite.key]));
   // The running server sees the revocations (made by another process) within its refresh interval.
   expect(
-    await pollUntil(async () => (await httpCall(served.url, { path: api("demo", "organization"), key: revokedRead.key })).status === 401, 5_000),
+    await pollUntil(async () => (await httpCall(served.url, { path: api("demo", "organization"), key: revokedRead.key })).status === 401, 30_000),
   ).toBe(true);
 });
 

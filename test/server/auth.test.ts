@@ -130,7 +130,7 @@ describe("cdsnap keys", () => {
     expect(stored).toEqual({ key_sha256: sha256Hex(key), scopes: "read write" });
 
     // The running server picks the new key up without a restart.
-    const works = await pollUntil(async () => (await call(site.url, ORG, { key })).status === 200, 3_000);
+    const works = await pollUntil(async () => (await call(site.url, ORG, { key })).status === 200, 30_000);
     expect(works).toBe(true);
     const written = await patchJson(site.url, api("demo", "business-description"), key, { businessDescription: "from a CLI key" });
     expect(written.status).toBe(200);
@@ -151,7 +151,7 @@ describe("cdsnap keys", () => {
     const refused = await pollUntil(async () => {
       last = await call(site.url, ORG, { key });
       return last.status === 401;
-    }, 3_000);
+    }, 30_000);
     expect(refused).toBe(true);
     await expectError(last!, 401, "unauthorized");
     // Revoking one key leaves the others working.
@@ -162,7 +162,7 @@ describe("cdsnap keys", () => {
     const created = await runCli(["keys", "create", "--db", site.db, "--org", "demo"]);
     expect(created.code, created.stderr).toBe(0);
     const key = created.stdout.split("\n")[0]!;
-    await pollUntil(async () => (await call(site.url, ORG, { key })).status === 200, 3_000);
+    await pollUntil(async () => (await call(site.url, ORG, { key })).status === 200, 30_000);
     const bytes = Buffer.concat([await readFile(site.db), await readFile(`${site.db}-wal`).catch(() => Buffer.alloc(0))]);
     expect(bytes.includes(key)).toBe(false);
     expect(JSON.stringify(site.logs)).not.toContain(key);

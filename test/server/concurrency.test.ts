@@ -169,7 +169,7 @@ async function together(served: Served, key: string, sent: readonly Sent[]): Pro
         }),
     ),
   );
-  expect(await pollUntil(async () => sockets.every((socket) => accepted.has(socket.localPort!)), 5_000)).toBe(true);
+  expect(await pollUntil(async () => sockets.every((socket) => accepted.has(socket.localPort!)), 30_000)).toBe(true);
   served.running.server.off("connection", onConnection);
 
   const answers = sockets.map(
@@ -205,7 +205,7 @@ describe("PATCHes that arrive together (group commit)", () => {
     site = await startSite({ writeRate: 100_000, authRefreshMs: 20 });
     const url = site.url;
     const harborWrite = withDb(site.db, (db) => createKey(db, { orgId: "harbor", scopes: ["read", "write"] }).rawKey);
-    expect(await pollUntil(async () => (await call(url, api("harbor", "organization"), { key: harborWrite })).status === 200, 5_000)).toBe(true);
+    expect(await pollUntil(async () => (await call(url, api("harbor", "organization"), { key: harborWrite })).status === 200, 30_000)).toBe(true);
     const writers = [
       { orgId: "demo", key: DEMO_WRITE_KEY, before: await organizationOf(url, "demo", DEMO_READ_KEY) },
       { orgId: "harbor", key: harborWrite, before: await organizationOf(url, "harbor", HARBOR_READ_KEY) },

@@ -173,7 +173,7 @@ describe("SIGTERM", () => {
           () => false,
           (error: NodeJS.ErrnoException) => error.code === "ECONNREFUSED",
         ),
-      5_000,
+      30_000,
     );
     expect(refused).toBe(true);
     expect(cli.child.exitCode).toBeNull();
