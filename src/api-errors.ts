@@ -20,7 +20,10 @@ export const httpError = {
     apiError("method_not_allowed", `this path answers ${allow} only`, undefined, { Allow: allow }),
   malformedJson: (why: string) => apiError("malformed_json", `the request body is not valid JSON: ${why}`),
   unsupportedMediaType: () =>
-    apiError("unsupported_media_type", "the request body must be sent as Content-Type: application/json"),
+    apiError(
+      "unsupported_media_type",
+      "the request body must be JSON in UTF-8, sent as Content-Type: application/json (a charset parameter may only be utf-8)",
+    ),
   payloadTooLarge: (limit: number) =>
     apiError("payload_too_large", `the request body is larger than ${limit} bytes`),
   validationFailed: (details: ErrorDetail[]) =>
