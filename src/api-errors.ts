@@ -2,6 +2,7 @@
  * The HTTP errors of D5–D7 and D10, each a code, a message a person can act on,
  * and the status the route table gives the code.
  */
+import { MAX_HEAD_BYTES, MAX_HEADER_FIELDS } from "./api-http.js";
 import { CdsnapError, type ErrorDetail } from "./errors.js";
 import { ERROR_STATUS, type ServerErrorCode } from "./route-table.js";
 
@@ -38,7 +39,11 @@ export const httpError = {
     apiError("expectation_failed", "the only Expect this server meets is 100-continue"),
   requestTimeout: () => apiError("request_timeout", "the request did not arrive in time; the connection was closed"),
   headersTooLarge: () =>
-    apiError("headers_too_large", "the request headers are larger than the server accepts"),
+    apiError(
+      "headers_too_large",
+      `the request head is larger than the server accepts: at most ${MAX_HEADER_FIELDS} header fields, ` +
+        `and ${MAX_HEAD_BYTES} bytes of request line and headers`,
+    ),
   badRequest: (why = "the request is not well-formed HTTP") => apiError("bad_request", why),
   requestAborted: () => apiError("request_aborted", "the request body was not received in full"),
   internal: () => apiError("internal", "the server failed to answer; the error was logged"),
