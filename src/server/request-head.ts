@@ -50,8 +50,8 @@ export function countHeader(rawHeaders: readonly string[], name: string): number
   return count;
 }
 
-// A head's fixed bytes besides the method, target and version: "M T HTTP/x.y" has three
-// separators and "HTTP/" (7), its CRLF and the empty line's CRLF (4).
+// A head's bytes besides the method, target, version and fields: the request line's two
+// spaces and "HTTP/" (7), its CRLF and the empty line's CRLF (4).
 const REQUEST_LINE_AND_END = 11;
 
 /**
