@@ -2,6 +2,7 @@
  * The HTTP errors of D5–D7 and D10, each a code, a message a person can act on,
  * and the status the route table gives the code.
  */
+import { MAX_HEAD_BYTES, MAX_HEADER_FIELDS } from "./api-http.js";
 import { CdsnapError, type ErrorDetail } from "./errors.js";
 import { ERROR_STATUS, type ServerErrorCode } from "./route-table.js";
 
@@ -20,7 +21,10 @@ export const httpError = {
     apiError("method_not_allowed", `this path answers ${allow} only`, undefined, { Allow: allow }),
   malformedJson: (why: string) => apiError("malformed_json", `the request body is not valid JSON: ${why}`),
   unsupportedMediaType: () =>
-    apiError("unsupported_media_type", "the request body must be sent as Content-Type: application/json"),
+    apiError(
+      "unsupported_media_type",
+      "the request body must be JSON in UTF-8, sent as Content-Type: application/json (a charset parameter may only be utf-8)",
+    ),
   payloadTooLarge: (limit: number) =>
     apiError("payload_too_large", `the request body is larger than ${limit} bytes`),
   validationFailed: (details: ErrorDetail[]) =>
@@ -35,7 +39,11 @@ export const httpError = {
     apiError("expectation_failed", "the only Expect this server meets is 100-continue"),
   requestTimeout: () => apiError("request_timeout", "the request did not arrive in time; the connection was closed"),
   headersTooLarge: () =>
-    apiError("headers_too_large", "the request headers are larger than the server accepts"),
+    apiError(
+      "headers_too_large",
+      `the request head is larger than the server accepts: at most ${MAX_HEADER_FIELDS} header fields, ` +
+        `and ${MAX_HEAD_BYTES} bytes of request line and headers`,
+    ),
   badRequest: (why = "the request is not well-formed HTTP") => apiError("bad_request", why),
   requestAborted: () => apiError("request_aborted", "the request body was not received in full"),
   internal: () => apiError("internal", "the server failed to answer; the error was logged"),

@@ -18,3 +18,10 @@ export const ALLOWED_HEADERS = "x-api-key, content-type, if-match, if-none-match
 export const EXPOSED_HEADERS = "ETag, Retry-After, Cache-Tag";
 /** The largest PATCH body (D6). */
 export const MAX_BODY_BYTES = 64 * 1024;
+/** The most header fields a request may carry (Apache's default LimitRequestFields). */
+export const MAX_HEADER_FIELDS = 100;
+/**
+ * The largest request head: the request line, every header field and the
+ * empty line that ends them, as sent (each `: ` and CRLF counted).
+ */
+export const MAX_HEAD_BYTES = 16 * 1024;

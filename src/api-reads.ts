@@ -93,14 +93,24 @@ export function requestedPages(search: URLSearchParams): Set<string> | null {
 }
 
 /**
+ * D8 membership as the readers look it up: page name → block ids. A Map, so a
+ * page name is only ever a key: `?pages=constructor` or `__proto__` finds no
+ * member of an object's prototype, only the pages the build wrote.
+ */
+export type PageIndex = ReadonlyMap<string, readonly string[]>;
+
+/** The membership the build wrote (JSON: page name → block ids), indexed once per load. */
+export function indexPages(membership: PageMembership): PageIndex {
+  return new Map(Object.entries(membership));
+}
+
+/**
  * The published blocks on any of `pages`, each once, in the list's D2 order:
  * answered from the membership the build wrote beside the tree and the list
  * file itself, never from the database.
  */
-export function filterBlocks(list: BlockList, membership: PageMembership, pages: ReadonlySet<string>): BlockList {
+export function filterBlocks(list: BlockList, index: PageIndex, pages: ReadonlySet<string>): BlockList {
   const wanted = new Set<string>();
-  for (const page of pages) {
-    if (Object.hasOwn(membership, page)) for (const id of membership[page]!) wanted.add(id);
-  }
+  for (const page of pages) for (const id of index.get(page) ?? []) wanted.add(id);
   return { items: list.items.filter((block) => wanted.has(block.id)) };
 }

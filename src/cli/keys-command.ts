@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { createKey, listKeys, parseScopes, revokeKey } from "../db/keys.js";
+import { createKey, listKeys, parseScopes, revokeKey, spellScopes, type KeyRecord } from "../db/keys.js";
 import { openContractDatabase } from "../db/contract-schema.js";
 import type { Db } from "../db/open.js";
 import { writeEdgeDocument } from "../edge/publish-document.js";
@@ -25,6 +25,11 @@ function withDb<T>(file: string, fn: (db: Db) => T): T {
   }
 }
 
+/** A key's record as `keys` prints it: never its hash, scopes spelled as the database stores them. */
+function printable({ keySha256: _hash, ...record }: KeyRecord) {
+  return { ...record, scopes: spellScopes(record.scopes) };
+}
+
 export function registerKeys(program: Command): void {
   const keys = program.command("keys").description("create, list and revoke API keys (D5)");
   keys
@@ -43,14 +48,13 @@ export function registerKeys(program: Command): void {
         return key;
       });
       if (flags.json) {
-        const { keySha256: _hash, ...record } = created.record;
-        process.stdout.write(`${JSON.stringify({ key: created.rawKey, ...record })}\n`);
+        process.stdout.write(`${JSON.stringify({ key: created.rawKey, ...printable(created.record) })}\n`);
         return;
       }
       // The key alone on stdout, so `KEY=$(cdsnap keys create …)` captures it; the note is for the person.
       process.stdout.write(`${created.rawKey}\n`);
       process.stderr.write(
-        `created key ${created.record.id} for ${created.record.orgId} (${created.record.scopes.join(",")}); ` +
+        `created key ${created.record.id} for ${created.record.orgId} (${spellScopes(created.record.scopes)}); ` +
           "store it now: it is not shown again\n",
       );
     });
@@ -61,14 +65,14 @@ export function registerKeys(program: Command): void {
     .option("--org <id>", "only this organization's keys")
     .option("--json", "print JSON")
     .action((flags: { db: string; org?: string; json?: boolean }) => {
-      const records = withDb(flags.db, (db) => listKeys(db, flags.org)).map(({ keySha256: _hash, ...rest }) => rest);
+      const records = withDb(flags.db, (db) => listKeys(db, flags.org)).map(printable);
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(records)}\n`);
         return;
       }
       for (const r of records) {
         const state = r.revokedAt ? `revoked ${r.revokedAt}` : "active";
-        process.stdout.write(`${r.id}\t${r.orgId}\t${r.scopes.join(",")}\t${state}\t${r.label ?? ""}\n`);
+        process.stdout.write(`${r.id}\t${r.orgId}\t${r.scopes}\t${state}\t${r.label ?? ""}\n`);
       }
     });
   keys

@@ -4,7 +4,7 @@
  * table, does not carry the prose.
  */
 import { RESERVED_ID } from "../model/id-patterns.js";
-import { MAX_BODY_BYTES } from "../api-http.js";
+import { MAX_BODY_BYTES, MAX_HEAD_BYTES, MAX_HEADER_FIELDS } from "../api-http.js";
 import type { ParamName, RouteKind, ServerErrorCode } from "../route-table.js";
 
 export interface RouteDocs {
@@ -135,6 +135,8 @@ export const ERROR_DOCS: Record<Exclude<ServerErrorCode, "not_found">, string> =
   rate_limited:
     "`rate_limited`: more requests without a valid key from this client address than the server allows (default 30 a minute), " +
     "or, on a PATCH, more writes than the key's rate (default 60 a minute, D6). `Retry-After` says when to retry.",
-  headers_too_large: "`headers_too_large`: the header block is larger than the server accepts (16 KiB); the connection is closed.",
+  headers_too_large:
+    `\`headers_too_large\`: more than ${MAX_HEADER_FIELDS} header fields, or a request head (request line, header fields and ` +
+    `the empty line after them, as sent) over ${MAX_HEAD_BYTES} bytes; the connection is closed.`,
   internal: "`internal`: an unexpected failure; it is logged, and the answer never carries a stack trace.",
 };

@@ -33,6 +33,20 @@ export function parseScopes(text: string): Scope[] {
   return [...scopes].sort();
 }
 
+/**
+ * The scopes an `api_keys.scopes` value grants: every key reads, and writes
+ * when `write` is one of its space-separated words. Other words grant nothing,
+ * so `'read,write'` is a read key.
+ */
+export function scopesOf(column: string): Scope[] {
+  return column.split(" ").includes("write") ? ["read", "write"] : ["read"];
+}
+
+/** Scopes as the database spells them, and as `keys` prints them: `read` or `read write`. */
+export function spellScopes(scopes: readonly Scope[]): string {
+  return [...scopes].sort().join(" ");
+}
+
 interface KeyRow {
   id: string;
   org_id: string;
@@ -44,12 +58,11 @@ interface KeyRow {
 }
 
 function toRecord(row: KeyRow): KeyRecord {
-  const scopes = row.scopes.split(" ").filter((s): s is Scope => s === "read" || s === "write");
   return {
     id: row.id,
     orgId: row.org_id,
     keySha256: row.key_sha256,
-    scopes,
+    scopes: scopesOf(row.scopes),
     label: row.label,
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
@@ -81,7 +94,7 @@ export function createKey(db: Db, options: { orgId: string; scopes: Scope[]; lab
     id,
     org_id: options.orgId,
     key_sha256: hashKey(rawKey),
-    scopes: [...options.scopes].sort().join(" "),
+    scopes: spellScopes(options.scopes),
     label: options.label ?? null,
     created_at: (options.now ?? new Date()).toISOString(),
     revoked_at: null,

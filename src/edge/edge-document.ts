@@ -10,6 +10,7 @@
  *
  * Neutral: the edge handler reads it on Workers as well as under Node.
  */
+import { indexPages, type PageIndex } from "../api-reads.js";
 import type { PageMembership } from "../render/blocks.js";
 
 export const EDGE_DOCUMENT_FORMAT = 1;
@@ -44,12 +45,18 @@ export interface EdgeDocument {
   organizations: Record<string, EdgeOrganization>;
 }
 
+/** An organization of the document as the handler looks it up. */
+export interface EdgeOrganizationIndex {
+  allowedOrigins: string[] | null;
+  pages: PageIndex;
+}
+
 /** The document indexed for the handler. */
 export interface EdgeDirectory {
   readonly writtenAt: string;
   /** The key whose raw text is `presented`, if the document has it. */
   key(presented: string): Promise<EdgeKey | undefined>;
-  organization(orgId: string): EdgeOrganization | undefined;
+  organization(orgId: string): EdgeOrganizationIndex | undefined;
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -83,7 +90,9 @@ export function readEdgeDocument(text: string, sha256: Sha256 = subtleSha256): E
   const salt = doc.salt!;
   const keys = new Map<string, EdgeKey>();
   for (const key of doc.keys) if (SHA256_HEX.test(key.digest)) keys.set(key.digest, key);
-  const organizations = new Map(Object.entries(doc.organizations));
+  const organizations = new Map(
+    Object.entries(doc.organizations).map(([orgId, org]) => [orgId, { allowedOrigins: org.allowedOrigins, pages: indexPages(org.pages) }]),
+  );
   return {
     writtenAt: String(doc.writtenAt),
     key: async (presented) => keys.get(await keyDigest(salt, await sha256(encoder.encode(presented)), sha256)),

@@ -16,7 +16,17 @@
 import { httpError } from "../api-errors.js";
 import { CACHE_CONTROL, FILE_VARY, NO_STORE, VARY } from "../api-http.js";
 import { fileOf, parseApiPath, type Route } from "../api-paths.js";
-import { ALLOW, corsHeaders, filterBlocks, matchesIfNoneMatch, preflightHeaders, requestedPages, splitTarget, takesPages } from "../api-reads.js";
+import {
+  ALLOW,
+  corsHeaders,
+  filterBlocks,
+  matchesIfNoneMatch,
+  preflightHeaders,
+  requestedPages,
+  splitTarget,
+  takesPages,
+  type PageIndex,
+} from "../api-reads.js";
 import { CdsnapError } from "../errors.js";
 import type { BlockList } from "../model/api.js";
 import { canonicalJson } from "../render/canonical-json.js";
@@ -66,6 +76,7 @@ const NO_ORIGIN_FOR_WRITES = "this edge has no origin to pass writes to; send th
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const NO_PAGES: PageIndex = new Map();
 
 /** A bounded memo: the oldest entries go first once it holds more than `limit` units. */
 function boundedMap<V>(limit: number, sizeOf: (value: V) => number) {
@@ -205,7 +216,7 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
     const pages = takesPages(route) && query !== "" ? requestedPages(new URLSearchParams(query)) : null;
     if (pages) {
       const list = JSON.parse(decoder.decode(bytes)) as BlockList;
-      bytes = encoder.encode(canonicalJson(filterBlocks(list, dir.organization(route.orgId)?.pages ?? {}, pages)));
+      bytes = encoder.encode(canonicalJson(filterBlocks(list, dir.organization(route.orgId)?.pages ?? NO_PAGES, pages)));
     }
     const sha = !pages && file.sha256 ? file.sha256 : await sha256Hex(bytes);
     const answered = bytes;

@@ -12,6 +12,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { liveGenerationSync, treeStoreOf } from "../emit/tree-store.js";
 import { createFileCache } from "../server/file-cache.js";
+import { HEAD_LIMITS, refuseLikeCdsnap, refuseOversizedHead } from "../server/client-error.js";
 import { originFormOf } from "../server/request-head.js";
 import type { Compression } from "./compression.js";
 import { createEdgeHandler, type EdgeHandler, type TreeReader } from "./handler.js";
@@ -57,6 +58,7 @@ const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "up
 /** A node:http request listener that answers with `handler`. */
 export function nodeListener(handler: EdgeHandler): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
+    if (refuseOversizedHead(req, res)) return;
     void (async () => {
       const method = req.method ?? "GET";
       const hasBody = method !== "GET" && method !== "HEAD";
@@ -110,7 +112,9 @@ export async function startEdgeServer(options: EdgeServeOptions): Promise<Runnin
     compression: options.compression,
     sha256: (bytes) => hash("sha256", bytes, "hex"),
   });
-  const server = createServer(nodeListener(handler));
+  const server = createServer(HEAD_LIMITS, nodeListener(handler));
+  // Refused as `serve` refuses: the same limits on a head, the same answers of the parser's refusals.
+  refuseLikeCdsnap(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 8788, options.host ?? "127.0.0.1", () => resolve());

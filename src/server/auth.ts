@@ -6,7 +6,7 @@
  */
 import { hash, timingSafeEqual } from "node:crypto";
 import type { Db } from "../db/open.js";
-import type { Scope } from "../db/keys.js";
+import { scopesOf, type Scope } from "../db/keys.js";
 import { httpError } from "../api-errors.js";
 import { parseAllowedOrigins } from "../api-reads.js";
 
@@ -56,7 +56,7 @@ export function createAuthCache(db: Db, clock: () => number = Date.now, refreshM
         nextKeys.set(row.key_sha256, {
           keyId: row.id,
           orgId: row.org_id,
-          scopes: new Set(row.scopes.split(" ").filter((s): s is Scope => s === "read" || s === "write")),
+          scopes: new Set(scopesOf(row.scopes)),
           hash: Buffer.from(row.key_sha256, "hex"),
           revoked: row.revoked_at !== null,
         });

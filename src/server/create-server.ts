@@ -19,7 +19,7 @@ import { treeStoreOf } from "../emit/tree-store.js";
 import { CdsnapError } from "../errors.js";
 import { createAuthCache, DEFAULT_AUTH_REFRESH_MS, type AuthCache, type Caller } from "./auth.js";
 import { createCompressionCache } from "./compression.js";
-import { answerClientError } from "./client-error.js";
+import { HEAD_LIMITS, refuseLikeCdsnap, refuseOversizedHead } from "./client-error.js";
 import { createFileCache } from "./file-cache.js";
 import { httpError } from "../api-errors.js";
 import { createRateLimiter } from "./rate-limit.js";
@@ -202,6 +202,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
   async function dispatch(ex: Exchange, auth: AuthCache, rawPath: string, query: string, arrival: Arrival): Promise<void> {
     const { req, res } = ex;
+    if (refuseOversizedHead(req, res)) return;
     checkHost(req);
     if (arrival === "checkExpectation") throw httpError.expectationFailed();
     const route: Route | null = parseApiPath(rawPath);
@@ -314,10 +315,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       connectionsCheckingInterval: timeouts.checkIntervalMs,
       // Node's own refusal has an empty body; checkHost answers it with the D6 one.
       requireHostHeader: false,
+      ...HEAD_LIMITS,
     },
     (req, res) => onRequest(req, res, "request"),
   );
-  server.on("clientError", answerClientError);
+  refuseLikeCdsnap(server);
   // Node would answer these itself: 100 Continue before any check, 417 without the D6 body.
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, "checkContinue"));
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, "checkExpectation"));

@@ -12,7 +12,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { CACHE_CONTROL, FILE_VARY } from "../api-http.js";
-import { filterBlocks, matchesIfNoneMatch, requestedPages, takesPages } from "../api-reads.js";
+import { filterBlocks, indexPages, matchesIfNoneMatch, requestedPages, takesPages, type PageIndex } from "../api-reads.js";
 import { fileOf, type Route } from "../api-paths.js";
 import type { BlockList } from "../model/api.js";
 import type { PageMembership } from "../render/blocks.js";
@@ -42,11 +42,11 @@ interface FileHeaders {
 type HeadersByCoding = Partial<Record<Coding | "identity", FileHeaders>>;
 
 export function createStaticRoute(store: TreeStore, cache: FileCache, compression: CompressionCache): StaticRoute {
-  const membership = new Map<string, PageMembership>();
+  const membership = new Map<string, PageIndex>();
   let membershipGen = "";
   const parsedLists = new Map<string, BlockList>();
 
-  async function pagesOf(gen: Generation, orgId: string): Promise<PageMembership> {
+  async function pagesOf(gen: Generation, orgId: string): Promise<PageIndex> {
     if (gen.id !== membershipGen) {
       membership.clear();
       parsedLists.clear();
@@ -54,7 +54,7 @@ export function createStaticRoute(store: TreeStore, cache: FileCache, compressio
     }
     let pages = membership.get(orgId);
     if (!pages) {
-      pages = JSON.parse(await readFile(pagesFileOf(gen, orgId), "utf8").catch(() => "{}")) as PageMembership;
+      pages = indexPages(JSON.parse(await readFile(pagesFileOf(gen, orgId), "utf8").catch(() => "{}")) as PageMembership);
       membership.set(orgId, pages);
     }
     return pages;

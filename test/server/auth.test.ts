@@ -120,7 +120,7 @@ describe("cdsnap keys", () => {
     expect(created.stdout).toMatch(/^\S{20,}\n$/);
     const key = created.stdout.trim();
     expect(created.stderr).not.toContain(key);
-    const keyId = /created key (\S+) for demo \(read,write\); store it now/.exec(created.stderr)?.[1];
+    const keyId = /created key (\S+) for demo \(read write\); store it now/.exec(created.stderr)?.[1];
     expect(keyId).toBeDefined();
 
     const stored = withDb(site.db, (db) => db.prepare("SELECT key_sha256, scopes FROM api_keys WHERE id = ?").get(keyId)) as {
@@ -156,6 +156,32 @@ describe("cdsnap keys", () => {
     await expectError(last!, 401, "unauthorized");
     // Revoking one key leaves the others working.
     expect((await call(site.url, ORG, { key: DEMO_READ_KEY })).status).toBe(200);
+  });
+
+  it("create and list print scopes as the database stores them, `read` or `read write`, in lines and in JSON", async () => {
+    const created = await runCli(["keys", "create", "--db", site.db, "--org", "harbor", "--scopes", "read,write", "--label", "scopes", "--json"]);
+    expect(created.code, created.stderr).toBe(0);
+    const record = JSON.parse(created.stdout) as { id: string; scopes: unknown };
+    expect(record.scopes).toBe("read write");
+    // Written by an admin tool with a comma: a read key (docs/data-contract.md), and listed as one.
+    withDb(site.db, (db) =>
+      db
+        .prepare("INSERT INTO api_keys (id, org_id, key_sha256, scopes, label, created_at) VALUES (?, 'harbor', ?, 'read,write', 'comma', ?)")
+        .run("key_comma", "c".repeat(64), new Date().toISOString()),
+    );
+
+    const lines = await runCli(["keys", "list", "--db", site.db, "--org", "harbor"]);
+    expect(lines.code, lines.stderr).toBe(0);
+    const scopesById = new Map(lines.stdout.trim().split("\n").map((line) => [line.split("\t")[0], line.split("\t")[2]]));
+    expect(scopesById.get(record.id)).toBe("read write");
+    expect(scopesById.get("key_comma")).toBe("read");
+    expect(scopesById.get("harbor-read")).toBe("read");
+
+    const json = await runCli(["keys", "list", "--db", site.db, "--org", "harbor", "--json"]);
+    const listed = new Map((JSON.parse(json.stdout) as { id: string; scopes: unknown }[]).map((k) => [k.id, k.scopes]));
+    expect(listed.get(record.id)).toBe("read write");
+    expect(listed.get("key_comma")).toBe("read");
+    expect(withDb(site.db, (db) => db.prepare("SELECT scopes FROM api_keys WHERE id = ?").pluck().get(record.id))).toBe("read write");
   });
 
   it("the raw key of a created key is never written to the database or the log", async () => {

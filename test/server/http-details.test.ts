@@ -6,14 +6,14 @@
  * `Expect: 100-continue` is refused before `100 Continue` when its headers
  * already decide it, and failed authentication is rate limited per address.
  */
-import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, revokeKey } from "../../src/db/keys.js";
 import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
 import { removeFixture as removeSite } from "../fixtures/build-fixture.js";
 import { dumpBusinessTables, withDb } from "../fixtures/database.js";
 import { makeSite, type Served, startCliServer, startSite, stopCliServer } from "../fixtures/served-site.js";
-import { api, expectError, type RawResponse } from "../fixtures/http.js";
+import { api, expectError } from "../fixtures/http.js";
+import { exchange, message, one, open, parseAnswers, type Answer } from "../fixtures/wire.js";
 
 type Site = Served & { stop(): Promise<void> };
 
@@ -23,17 +23,6 @@ const POST = api("demo", "contents/post-0011");
 
 // --------------------------------------------------------------- the wire
 
-/** One answer as read off the wire: header names lower-cased, in the order sent. */
-interface Answer extends RawResponse {
-  statusLine: string;
-  fields: [string, string][];
-}
-
-/** The request `method target` with the given header lines (sent as written, duplicates too) and body. */
-function message(method: string, target: string, fields: string[], body = "", version = "1.1"): string {
-  return `${method} ${target} HTTP/${version}\r\n${fields.map((f) => `${f}\r\n`).join("")}\r\n${body}`;
-}
-
 /** A JSON PATCH with Host, key, type and length; `extra` lines come after those. */
 function patch(target: string, key: string | null, body: string, extra: string[] = []): string {
   const fields = ["Host: test", ...(key === null ? [] : [`x-api-key: ${key}`]), "Content-Type: application/json"];
@@ -42,87 +31,6 @@ function patch(target: string, key: string | null, body: string, extra: string[]
 
 function get(target: string, extra: string[] = [], key = DEMO_READ_KEY): string {
   return message("GET", target, ["Host: test", `x-api-key: ${key}`, ...extra]);
-}
-
-const fixed = (wire: Buffer, at: number, length: number) => ({ body: wire.subarray(at, at + length), end: at + length });
-
-/** A chunked body starting at `at`: its bytes and where the answer ends. */
-function dechunk(wire: Buffer, at: number): { body: Buffer; end: number } {
-  const parts: Buffer[] = [];
-  for (;;) {
-    const line = wire.indexOf("\r\n", at);
-    const size = parseInt(wire.subarray(at, line).toString("latin1"), 16);
-    if (size === 0) return { body: Buffer.concat(parts), end: wire.indexOf("\r\n\r\n", line) + 4 };
-    parts.push(wire.subarray(line + 2, line + 2 + size));
-    at = line + 2 + size + 2;
-  }
-}
-
-/**
- * Splits what a server wrote into its answers (1xx included), bodies by
- * Content-Length or chunked; `bodiless` marks answers to HEAD.
- */
-function parseAnswers(wire: Buffer, isHead: (index: number) => boolean = () => false): Answer[] {
-  const answers: Answer[] = [];
-  let at = 0;
-  while (at < wire.length) {
-    const end = wire.indexOf("\r\n\r\n", at);
-    if (end === -1) throw new Error(`an incomplete answer: ${JSON.stringify(wire.subarray(at).toString("latin1"))}`);
-    const [statusLine, ...lines] = wire.subarray(at, end).toString("latin1").split("\r\n");
-    const fields = lines.map((l): [string, string] => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]);
-    const headers = Object.fromEntries(fields);
-    const status = Number(statusLine!.split(" ")[1]);
-    const bodiless = status < 200 || status === 304 || isHead(answers.length);
-    const { body, end: next } =
-      !bodiless && headers["transfer-encoding"] === "chunked"
-        ? dechunk(wire, end + 4)
-        : fixed(wire, end + 4, bodiless ? 0 : Number(headers["content-length"] ?? 0));
-    answers.push({ statusLine: statusLine!, status, fields, headers, body, text: body.toString("utf8") });
-    at = next;
-  }
-  return answers;
-}
-
-/** A bare connection that keeps every byte the server writes. */
-interface Connection {
-  socket: Socket;
-  received(): Buffer;
-  /** Resolves with everything received once the server closes the connection. */
-  ended: Promise<Buffer>;
-  /** Everything received after `ms` of listening. */
-  after(ms: number): Promise<Buffer>;
-}
-
-async function open(url: string, localAddress?: string): Promise<Connection> {
-  const { hostname, port } = new URL(url);
-  const socket = connect({ host: hostname, port: Number(port), localAddress });
-  const parts: Buffer[] = [];
-  socket.on("data", (chunk: Buffer) => parts.push(chunk));
-  const ended = new Promise<Buffer>((resolve, reject) => {
-    socket.on("close", () => resolve(Buffer.concat(parts)));
-    socket.on("error", reject);
-  });
-  await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
-  return {
-    socket,
-    received: () => Buffer.concat(parts),
-    ended,
-    after: (ms) => new Promise((resolve) => setTimeout(() => resolve(Buffer.concat(parts)), ms)),
-  };
-}
-
-/** Writes `bytes` in one write on a fresh connection and parses everything the server wrote until it closed. */
-async function exchange(url: string, bytes: string, options: { localAddress?: string; head?: boolean } = {}): Promise<Answer[]> {
-  const conn = await open(url, options.localAddress);
-  conn.socket.write(bytes);
-  return parseAnswers(await conn.ended, () => options.head === true);
-}
-
-/** The one answer to a request sent with `Connection: close`. */
-async function one(url: string, bytes: string, options: { localAddress?: string; head?: boolean } = {}): Promise<Answer> {
-  const answers = await exchange(url, bytes, options);
-  expect(answers.map((a) => a.statusLine)).toHaveLength(1);
-  return answers[0]!;
 }
 
 const description = (answer: Answer) => (JSON.parse(answer.text) as { businessDescription: string }).businessDescription;

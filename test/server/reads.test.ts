@@ -80,6 +80,14 @@ describe("D8 ?pages=", () => {
     expect((await blocks("?pages=HOME")).ids).toEqual([]);
   });
 
+  it("the names of Object.prototype's members are page names like any other: they match nothing", async () => {
+    for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"]) {
+      expect(JSON.parse((await blocks(`?pages=${name}`)).text), name).toEqual({ items: [] });
+      expect((await blocks(`?pages=${name},pricing`)).ids, name).toEqual(["blk-pricing-faq", "blk-pricing-table"]);
+      expect((await blocks(`?pages=home&pages=${name}`)).ids, name).toEqual(["blk-hero", "blk-announcement"]);
+    }
+  });
+
   it("an empty filter is no filter", async () => {
     expect((await blocks("?pages=")).ids).toEqual(ALL);
     expect((await blocks("?pages=%20,%20,")).ids).toEqual(ALL);

@@ -348,6 +348,36 @@ describe("a refused PATCH changes nothing", () => {
   });
 });
 
+describe("a body in another charset", () => {
+  // D6: application/json, optionally `; charset=utf-8`. A Latin-1 body is refused for its type, whatever its bytes say.
+  it.each(["latin1", "iso-8859-1", "ISO-8859-1", '"iso-8859-1"'])(
+    "charset=%s answers 415 unsupported_media_type and changes nothing",
+    async (charset) => {
+      await storeDescription("The value before the Latin-1 bodies.");
+      const rows = dumpBusinessTables(site.db);
+      const tree = await snapshotTree(site);
+      const bodies = [
+        // ASCII only: the same bytes in UTF-8, so nothing but the media type can refuse it.
+        Buffer.from('{"businessDescription":"plain ASCII"}', "latin1"),
+        // é as Latin-1's one byte 0xE9, which is not UTF-8: still 415, never 400 malformed_json.
+        Buffer.from('{"businessDescription":"caf\u00e9"}', "latin1"),
+      ];
+      for (const body of bodies) {
+        const res = await call(site.url, DESCRIPTION, {
+          method: "PATCH",
+          key: DEMO_WRITE_KEY,
+          headers: { "content-type": `application/json; charset=${charset}` },
+          body,
+        });
+        await expectError(res, 415, "unsupported_media_type");
+      }
+      expect(dumpBusinessTables(site.db)).toBe(rows);
+      expect(await snapshotTree(site)).toEqual(tree);
+      expect((await readOrganization()).businessDescription).toBe("The value before the Latin-1 bodies.");
+    },
+  );
+});
+
 describe("If-Match", () => {
   it("the current ETag of GET organization lets the PATCH through", async () => {
     const etag = (await call(site.url, ORG, { key: DEMO_READ_KEY })).headers.get("etag")!;
