@@ -79,14 +79,17 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
   const posts = sources.posts!;
   phases.end("sources");
 
+  const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now, previous.state.audited);
   const orgPlans = snapshot.orgs.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], now));
   const plan = planGeneration(previous, orgPlans, { carryOver: orgIds !== undefined, codeVersion: CODE_VERSION });
+  // A secret added since the live tree's audit may be a value its unchanged
+  // files already hold: then even a build that changes no byte is audited.
+  const reaudit = previous.live !== null && (await audit.secretsChanged());
   phases.end("plan");
 
   let written: WrittenGeneration | null = null;
   let published = false;
-  if (!plan.noOp) {
-    const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now);
+  if (!plan.noOp || reaudit) {
     written = await writeGeneration(store, plan, {
       loadBody: (post) => loadBody(options.content, post),
       onWrite: audit.onWrite,
@@ -95,7 +98,7 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
     phases.end("render and write");
     // Sources were touched but every byte came out the same: the live tree
     // stays, and the unused generation is left for the next build to recycle.
-    if (!written.same) {
+    if (!written.same || reaudit) {
       // A tree that fails the audit is never swapped in: the build fails, the previous tree stays.
       const { gen, files } = written;
       const audited = await audit.check(gen.tree, previous.state.audit?.() ?? null, files).catch(async (error: unknown) => {
