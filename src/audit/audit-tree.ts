@@ -24,7 +24,6 @@ import { SHAPES } from "../model/shapes.js";
 import { ROUTES } from "../route-table.js";
 import { canonicalJson, compareCodeUnits } from "../render/canonical-json.js";
 import { listTree } from "../emit/list-tree.js";
-import { summaryOf } from "../render/contents.js";
 import type { AuditExpectations } from "./audit-inputs.js";
 import type { StoredSecret } from "./read-secrets.js";
 import { needlesOf, redactSecrets, scanForSecrets, type SecretNeedle } from "./scan-secrets.js";
@@ -60,12 +59,14 @@ function factsOf(rel: string, route: Route, json: unknown, hash: string): FileFa
     }
     case "ContentDetail": {
       const d = json as z.infer<typeof contentDetailSchema>;
+      // The interface's list item of a post is the detail without its body and references.
+      const { content: _content, references, ...summary } = d;
       facts.item = {
         id: d.id,
         slug: d.slug,
         hash: facts.hash,
-        listHash: hashOf(summaryOf(d)),
-        referencesHash: hashOf(d.references ?? []),
+        listHash: hashOf(summary),
+        referencesHash: hashOf(references ?? []),
       };
       break;
     }

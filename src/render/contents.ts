@@ -76,11 +76,6 @@ export function renderDetail(
   });
 }
 
-export function summaryOf(detail: ContentDetail): ContentSummary {
-  const { content: _content, references: _references, ...summary } = detail;
-  return summary;
-}
-
 export function renderContentList(summaries: ContentSummary[]) {
   return contentListSchema.parse({ items: summaries });
 }
