@@ -82,14 +82,16 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
   const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now, previous.state.audited);
   const orgPlans = snapshot.orgs.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], now));
   const plan = planGeneration(previous, orgPlans, { carryOver: orgIds !== undefined, codeVersion: CODE_VERSION });
-  // A secret added since the live tree's audit may be a value its unchanged
-  // files already hold: then even a build that changes no byte is audited.
-  const reaudit = previous.live !== null && (await audit.secretsChanged());
   phases.end("plan");
 
+  // A secret added since the live tree's audit may be a value its unchanged
+  // files already hold: then even a build that changes no byte is audited.
+  const reaudit = () => (previous.live === null ? Promise.resolve(false) : audit.secretsChanged());
+  const noOp = plan.noOp && !(await reaudit());
+  if (plan.noOp) phases.end("audit");
   let written: WrittenGeneration | null = null;
   let published = false;
-  if (!plan.noOp || reaudit) {
+  if (!noOp) {
     written = await writeGeneration(store, plan, {
       loadBody: (post) => loadBody(options.content, post),
       onWrite: audit.onWrite,
@@ -97,8 +99,9 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
     });
     phases.end("render and write");
     // Sources were touched but every byte came out the same: the live tree
-    // stays, and the unused generation is left for the next build to recycle.
-    if (!written.same || reaudit) {
+    // stays, and the unused generation is left for the next build to recycle;
+    // unless a secret changed, and the same bytes are audited and swapped in.
+    if (!written.same || (await reaudit())) {
       // A tree that fails the audit is never swapped in: the build fails, the previous tree stays.
       const { gen, files } = written;
       const audited = await audit.check(gen.tree, previous.state.audit?.() ?? null, files).catch(async (error: unknown) => {

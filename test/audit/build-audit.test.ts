@@ -181,6 +181,16 @@ describe("a secret added since the live tree was audited", () => {
     expect(await live()).toEqual(before);
   });
 
+  test("fails a build whose sources were touched but render the same bytes", async () => {
+    const before = await live();
+    storeSecret("roast_log_token", TITLE);
+    const post = path.join(site.content, "demo", POST_FILE);
+    await writeFile(post, await readFile(post));
+
+    expect((await failedBuild()).problems.map((p) => p.where).sort()).toEqual(filesHoldingTitle);
+    expect(await live()).toEqual(before);
+  });
+
   test("once the post no longer holds the value the build publishes, and a build with nothing changed is a no-op again", async () => {
     storeSecret("roast_log_token", TITLE);
     await failedBuild();
