@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { parseApiPath, pathOf } from "./api-paths.js";
 import { readSecrets } from "./audit/read-secrets.js";
 import { createBuildAudit } from "./audit/run-audit.js";
+import { needlesOf, redactSecrets } from "./audit/scan-secrets.js";
 import { writeEdgeDocumentOf } from "./edge/publish-document.js";
 import { planGeneration, previousRecords, readPreviousBuild } from "./emit/plan-generation.js";
 import { publishGeneration } from "./emit/publish-generation.js";
@@ -74,7 +75,10 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
     { db: options.db, content: options.content, orgs: orgIds, previous: previousRecords(previous), bodyBudget: options.bodyBudget },
     readSecrets,
   );
-  if (sources.problems.length > 0) throw new InvalidSourcesError(sources.problems.sort(byWhere));
+  if (sources.problems.length > 0) {
+    // A problem may quote the line it refuses, and the line may hold a secret's value.
+    throw new InvalidSourcesError(redactSecrets(sources.problems, needlesOf(sources.extra).needles).sort(byWhere));
+  }
   const { snapshot, extra: secrets } = sources;
   const posts = sources.posts!;
   phases.end("sources");

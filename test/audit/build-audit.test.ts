@@ -228,6 +228,18 @@ test("a slug that is a secret's value fails the audit by the path of its by-slug
   expect(await live()).toEqual(before);
 });
 
+test("a source problem quoting a line that holds a secret names the secret instead, and the live tree stays", async () => {
+  const before = await live();
+  const post = ["---", "id: leak", `title: Our key ${STRIPE}: keep it`, "slug: leak", "status: draft", "publishedAt: 2026-01-01", "authorName: Ada", "---", "Body."];
+  await writeFile(path.join(site.content, "demo", "leak.md"), post.join("\n"));
+
+  const result = await runCli(buildArgs(site));
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain("demo/leak.md:3: front matter: a value containing ': ' must be quoted: title: \"Our key <secret stripe_secret_key of demo>: keep it\"");
+  expect(result.stderr).not.toContain(STRIPE);
+  expect(await live()).toEqual(before);
+});
+
 test("an --org build audits the organizations it carries over too, for secrets and strays", async () => {
   // A secret in a demo file of the live tree (replaced, not edited: its inode is shared).
   const heroRel = fileOf({ kind: "block", orgId: "demo", id: "blk-hero" });
