@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { parseApiPath, pathOf } from "./api-paths.js";
 import { readSecrets } from "./audit/read-secrets.js";
 import { createBuildAudit } from "./audit/run-audit.js";
+import { needlesOf, redactSecrets } from "./audit/scan-secrets.js";
 import { writeEdgeDocumentOf } from "./edge/publish-document.js";
 import { planGeneration, previousRecords, readPreviousBuild } from "./emit/plan-generation.js";
 import { publishGeneration } from "./emit/publish-generation.js";
@@ -74,19 +75,27 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
     { db: options.db, content: options.content, orgs: orgIds, previous: previousRecords(previous), bodyBudget: options.bodyBudget },
     readSecrets,
   );
-  if (sources.problems.length > 0) throw new InvalidSourcesError(sources.problems.sort(byWhere));
+  if (sources.problems.length > 0) {
+    // A problem may quote the line it refuses, and the line may hold a secret's value.
+    throw new InvalidSourcesError(redactSecrets(sources.problems, needlesOf(sources.extra).needles).sort(byWhere));
+  }
   const { snapshot, extra: secrets } = sources;
   const posts = sources.posts!;
   phases.end("sources");
 
+  const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now, previous.state.audited);
   const orgPlans = snapshot.orgs.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], now));
   const plan = planGeneration(previous, orgPlans, { carryOver: orgIds !== undefined, codeVersion: CODE_VERSION });
   phases.end("plan");
 
+  // A secret added since the live tree's audit may be a value its unchanged
+  // files already hold: then even a build that changes no byte is audited.
+  const reaudit = () => (previous.live === null ? Promise.resolve(false) : audit.secretsChanged());
+  const noOp = plan.noOp && !(await reaudit());
+  if (plan.noOp) phases.end("audit");
   let written: WrittenGeneration | null = null;
   let published = false;
-  if (!plan.noOp) {
-    const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now);
+  if (!noOp) {
     written = await writeGeneration(store, plan, {
       loadBody: (post) => loadBody(options.content, post),
       onWrite: audit.onWrite,
@@ -94,8 +103,9 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
     });
     phases.end("render and write");
     // Sources were touched but every byte came out the same: the live tree
-    // stays, and the unused generation is left for the next build to recycle.
-    if (!written.same) {
+    // stays, and the unused generation is left for the next build to recycle;
+    // unless a secret changed, and the same bytes are audited and swapped in.
+    if (!written.same || (await reaudit())) {
       // A tree that fails the audit is never swapped in: the build fails, the previous tree stays.
       const { gen, files } = written;
       const audited = await audit.check(gen.tree, previous.state.audit?.() ?? null, files).catch(async (error: unknown) => {

@@ -44,11 +44,18 @@ export class InvalidSourcesError extends CdsnapError {
  * so the previous tree stays live.
  */
 export class AuditFailedError extends CdsnapError {
-  constructor(readonly problems: Problem[]) {
+  /** `liveHoldsOne`: a failing file is unchanged from the live tree, which passed its audit before the secrets changed. */
+  constructor(
+    readonly problems: Problem[],
+    liveHoldsOne = false,
+  ) {
     super(
       "audit_failed",
       `the audit of the new tree found ${problems.length} problem${problems.length === 1 ? "" : "s"}; ` +
-        "nothing was published and the previous tree is still served",
+        "nothing was published and the previous tree is still served" +
+        (liveHoldsOne
+          ? ", though it holds such a file too: the stored secrets changed since it was audited; fix the sources and rebuild now"
+          : ""),
     );
     this.name = "AuditFailedError";
   }

@@ -4,13 +4,14 @@
  * interface gives them) and which are not (and so must be reachable by none).
  *
  * The build hands in the snapshot and posts it already read; `cdsnap audit`
- * reads them here, with the build's own readers and rules, so the two can never
- * disagree about what "published" means.
+ * reads them here, with the build's own readers and validation. What may be
+ * published is the audit's own reading of D1 (publication.ts), never the
+ * renderer's: a renderer bug must not be its own judge.
  */
 import type { Problem } from "../errors.js";
 import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
-import { stateOf } from "../render/contents.js";
 import { loadSources } from "../sources/load-sources.js";
+import { hiddenStateOf } from "./publication.js";
 import { readSecrets, type StoredSecret } from "./read-secrets.js";
 
 export interface ItemRef {
@@ -68,8 +69,8 @@ export function expectationsOf(
       if (postsByOrg) {
         posts = { published: [], hidden: [], source: "the content sources" };
         for (const p of postsByOrg.get(org.id) ?? []) {
-          const state = stateOf(p, now);
-          if (state === "published") posts.published.push({ id: p.meta.id, slug: p.meta.slug });
+          const state = hiddenStateOf(p.meta, now);
+          if (state === null) posts.published.push({ id: p.meta.id, slug: p.meta.slug });
           else posts.hidden.push({ id: p.meta.id, slug: p.meta.slug, state });
         }
       }

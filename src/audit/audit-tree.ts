@@ -24,10 +24,9 @@ import { SHAPES } from "../model/shapes.js";
 import { ROUTES } from "../route-table.js";
 import { canonicalJson, compareCodeUnits } from "../render/canonical-json.js";
 import { listTree } from "../emit/list-tree.js";
-import { summaryOf } from "../render/contents.js";
 import type { AuditExpectations } from "./audit-inputs.js";
 import type { StoredSecret } from "./read-secrets.js";
-import { needlesOf, scanForSecrets, type SecretNeedle } from "./scan-secrets.js";
+import { needlesOf, redactSecrets, scanForSecrets, type SecretNeedle } from "./scan-secrets.js";
 import { checkTree, type FileFacts } from "./tree-rules.js";
 
 export interface AuditResult {
@@ -49,8 +48,8 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 const hashOf = (json: unknown) => sha256(canonicalJson(json));
 
 /** What one file says, once it has passed the per-file checks; the cross-file rules use it. */
-function factsOf(rel: string, route: Route, json: unknown): FileFacts {
-  const facts: FileFacts = { rel, route, hash: hashOf(json) };
+function factsOf(rel: string, route: Route, json: unknown, hash: string): FileFacts {
+  const facts: FileFacts = { rel, route, hash };
   // By the shape the route table gives the file: the same shape says the same things on every path.
   switch (ROUTES[route.kind].shape) {
     case "Block": {
@@ -60,12 +59,14 @@ function factsOf(rel: string, route: Route, json: unknown): FileFacts {
     }
     case "ContentDetail": {
       const d = json as z.infer<typeof contentDetailSchema>;
+      // The interface's list item of a post is the detail without its body and references.
+      const { content: _content, references, ...summary } = d;
       facts.item = {
         id: d.id,
         slug: d.slug,
         hash: facts.hash,
-        listHash: hashOf(summaryOf(d)),
-        referencesHash: hashOf(d.references ?? []),
+        listHash: hashOf(summary),
+        referencesHash: hashOf(references ?? []),
       };
       break;
     }
@@ -138,13 +139,20 @@ export function inspectBytes(
         "remove its files (a full cdsnap build does)",
     );
   }
+  let text: string;
   let json: unknown;
   try {
-    json = JSON.parse(utf8.decode(bytes));
+    text = utf8.decode(bytes);
+    json = JSON.parse(text);
   } catch (error) {
     const why = error instanceof SyntaxError ? `is not valid JSON (${error.message})` : "is not valid UTF-8 text";
     return fail(`${why}; rebuild the tree with cdsnap build`);
   }
+  // What a client reads is the parsed JSON: a file can spell a secret with
+  // escapes (`\u0073k_…`) its bytes do not show. The build writes canonical
+  // JSON, so only a file written otherwise is searched again.
+  const canonical = canonicalJson(json);
+  if (problems.length === 0 && canonical !== text) problems.push(...scanForSecrets(rel, Buffer.from(canonical, "utf8"), needles));
   const shape = ROUTES[route.kind].shape;
   const parsed = SHAPES[shape].schema.safeParse(json);
   if (!parsed.success) {
@@ -156,7 +164,7 @@ export function inspectBytes(
         "a member the interface does not name may be a leak: find where it came from, then rebuild",
     );
   }
-  return { problems, facts: factsOf(rel, route, json) };
+  return { problems, facts: factsOf(rel, route, json, sha256(canonical)) };
 }
 
 /** Audits the tree under `tree` (a generation's tree folder, or `--out` resolved). */
@@ -197,13 +205,16 @@ export async function auditTree(
     if (i.facts) facts.push(i.facts);
   }
   problems.push(...checkTree(facts, expectations));
+  const ok = problems.length === 0;
+  // A path or an id may be the secret found: what the report prints must not hold it.
+  const report = ok ? { problems, facts } : redactSecrets({ problems, facts }, needles);
   return {
-    ok: problems.length === 0,
-    problems: sortProblems(problems),
+    ok,
+    problems: sortProblems(report.problems),
     warnings: sortProblems(warnings),
     filesChecked: files.length,
     postSourcesChecked,
-    facts,
+    facts: report.facts,
   };
 }
 

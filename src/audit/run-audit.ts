@@ -10,8 +10,8 @@ import { AuditFailedError, UsageError } from "../errors.js";
 import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { expectationsOf, readAuditInputs } from "./audit-inputs.js";
 import { auditTree, inspectBytes, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
-import type { AuditState, FileEntry } from "../emit/build-state.js";
-import { needlesOf } from "./scan-secrets.js";
+import type { AuditState, FileEntry, SecretsKey } from "../emit/build-state.js";
+import { needlesOf, redactSecrets } from "./scan-secrets.js";
 import { routeOfFile } from "../api-paths.js";
 import { ROUTES } from "../route-table.js";
 import type { StoredSecret } from "./read-secrets.js";
@@ -40,7 +40,9 @@ export async function auditOut(options: AuditOptions): Promise<AuditResult> {
   const tree = await treeOf(path.resolve(options.out));
   const inputs = await readAuditInputs(options);
   const result = await auditTree(tree, inputs.expectations, inputs.secrets);
-  const problems = sortProblems([...inputs.problems, ...result.problems]);
+  // A source problem quotes the value it refuses, which may be a secret's.
+  const sourceProblems = redactSecrets(inputs.problems, needlesOf(inputs.secrets).needles);
+  const problems = sortProblems([...sourceProblems, ...result.problems]);
   return { ...result, ok: problems.length === 0, problems };
 }
 
@@ -51,17 +53,24 @@ export async function auditOut(options: AuditOptions): Promise<AuditResult> {
  * recorded for the same bytes, unless a secret changed since. Then every rule
  * across files runs on the whole tree. A failure throws
  * {@link AuditFailedError}; a pass returns the facts for the next build.
+ *
+ * `audited` is the key of the secrets the live generation was audited against.
  */
 export function createBuildAudit(
   snapshot: { orgs: readonly OrgSnapshot[]; rowIds: ReadonlySet<string> },
   postsByOrg: ReadonlyMap<string, readonly PostRecord[]>,
   secrets: readonly StoredSecret[],
   now: number,
+  audited: SecretsKey | null,
 ) {
   const expectations = expectationsOf(snapshot.orgs, snapshot.rowIds, postsByOrg, now);
   const { needles } = needlesOf(secrets);
   const inspected = new Map<string, Inspected>();
   const byBytes = new WeakMap<Buffer, Inspected>();
+  // Started at once: the key derivation runs on the thread pool while the build plans.
+  const salt = audited?.salt ?? randomBytes(16).toString("hex");
+  const secretsKey = secretsKeyOf(secrets, salt);
+  const secretsChanged = async () => audited?.secretsKey !== (await secretsKey);
   return {
     onWrite(rel: string, bytes: Buffer): void {
       // A post's (or block's) file by id and by slug are the same bytes, handed
@@ -76,20 +85,34 @@ export function createBuildAudit(
       byBytes.set(bytes, result);
       inspected.set(rel, result);
     },
+    /**
+     * Whether a secret was added, changed or removed since the live generation
+     * was audited: a new secret may be a value the live files already hold, so
+     * the tree is audited again even when no byte of it changes.
+     */
+    secretsChanged,
     /** Audits the generation's tree, given every file it holds and each one's SHA-256. */
     async check(tree: string, previous: AuditState | null, files: ReadonlyMap<string, FileEntry>): Promise<AuditState> {
       const sha256Of = (rel: string) => files.get(rel)?.[0];
-      const salt = previous?.salt ?? randomBytes(16).toString("hex");
-      const secretsKey = await secretsKeyOf(secrets, salt);
-      const reuse = previous && previous.secretsKey === secretsKey ? previous.files : undefined;
+      const changed = await secretsChanged();
+      const reuse = previous && !changed ? previous.files : undefined;
       const result = await auditTree(tree, expectations, secrets, { inspected, previous: reuse, sha256Of, files: [...files.keys()] });
-      if (!result.ok) throw new AuditFailedError(result.problems);
+      if (!result.ok) {
+        // A file with the bytes the live generation was audited with, failing now: the live tree holds it too.
+        const liveHoldsOne =
+          changed &&
+          result.problems.some((p) => {
+            const live = previous?.files.get(p.where);
+            return live !== undefined && live.sha256 === sha256Of(p.where);
+          });
+        throw new AuditFailedError(result.problems, liveHoldsOne);
+      }
       const audited: AuditState["files"] = new Map();
       for (const facts of result.facts) {
         const sha256 = sha256Of(facts.rel);
         if (sha256) audited.set(facts.rel, { sha256, facts });
       }
-      return { salt, secretsKey, files: audited };
+      return { salt, secretsKey: await secretsKey, files: audited };
     },
   };
 }

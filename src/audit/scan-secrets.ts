@@ -65,3 +65,25 @@ export function scanForSecrets(where: string, bytes: Buffer, needles: readonly S
       "this file, rebuild, and rotate the secret",
   }));
 }
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * A report names files by their paths and quotes ids and slugs: when one of
+ * them is a secret's value, printing the report would leak what the audit
+ * refused. Every string in `value` (keys too) comes back with each secret's
+ * value, in either form, replaced by `<secret NAME of ORG>`.
+ */
+export function redactSecrets<T>(value: T, needles: readonly SecretNeedle[]): T {
+  if (needles.length === 0) return value;
+  const names = new Map(needles.map((n) => [n.bytes.toString("utf8"), `<secret ${n.name} of ${n.orgId}>`]));
+  // Longest first, so a secret holding another one is replaced whole.
+  const pattern = new RegExp([...names.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|"), "g");
+  const redact = (v: unknown): unknown => {
+    if (typeof v === "string") return v.replace(pattern, (found) => names.get(found)!);
+    if (Array.isArray(v)) return v.map(redact);
+    if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, m]) => [redact(k), redact(m)]));
+    return v;
+  };
+  return redact(value) as T;
+}

@@ -31,11 +31,15 @@ export interface AuditedFile {
   facts: FileFacts;
 }
 
-export interface AuditState {
-  /** Salts the secrets' key; kept across builds so an unchanged set of secrets keeps its key. */
+/** Which stored secrets an audit searched for, kept without anything a secret could be recovered from. */
+export interface SecretsKey {
+  /** Salts the key; kept across builds so an unchanged set of secrets keeps its key. */
   salt: string;
   /** A salted scrypt of every stored secret: the recorded facts hold only while it is the same. */
   secretsKey: string;
+}
+
+export interface AuditState extends SecretsKey {
   files: Map<string, AuditedFile>;
 }
 
@@ -47,14 +51,23 @@ export interface BuildState {
   pages: Map<string, string>;
   /** Per organization, the record of every post by file. */
   posts: Map<string, Map<string, CachedPost>>;
+  /** The secrets the live generation was audited against: a build that changes no byte still audits when they changed. */
+  audited: SecretsKey | null;
   /** The audit's record, read on the first call (later calls return the same); null when there is none. */
   audit: (() => AuditState | null) | null;
 }
 
-export const emptyState = (): BuildState => ({ generation: null, files: new Map(), pages: new Map(), posts: new Map(), audit: null });
+export const emptyState = (): BuildState => ({
+  generation: null,
+  files: new Map(),
+  pages: new Map(),
+  posts: new Map(),
+  audited: null,
+  audit: null,
+});
 
 /** What a build records for its generation: the audit's facts are in hand. */
-export interface NextState extends Omit<BuildState, "audit"> {
+export interface NextState extends Omit<BuildState, "audited" | "audit"> {
   audit: AuditState;
 }
 
@@ -96,6 +109,7 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
     const secretsKey = meta.get("audit_secrets_key");
     // The facts are read only when an audit runs: a build that changes nothing never needs them.
     if (salt !== undefined && secretsKey !== undefined) {
+      state.audited = { salt, secretsKey };
       let audit: AuditState | null | undefined;
       state.audit = () => (audit === undefined ? (audit = readAudit(file, salt, secretsKey)) : audit);
     }

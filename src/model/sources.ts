@@ -5,6 +5,7 @@
 import { z } from "zod";
 import {
   FIELD_KEY_PATTERN,
+  SCHEMA_PATTERNS,
   codePointLength,
   httpUrlSchema,
   idSchema,
@@ -17,6 +18,13 @@ import {
 } from "./rules.js";
 
 const text = z.string().min(1, { message: "must not be empty" });
+
+// A blank seoMetadata.title falls back on the title (D3), which has nothing to fall back on.
+const title = z
+  .string()
+  .min(1, { message: "must not be empty", abort: true })
+  .refine((value) => value.trim() !== "", { message: "must not be blank" })
+  .meta({ pattern: SCHEMA_PATTERNS.notBlank });
 
 export const publishDateSchema = z.string().refine((value) => parsePublishDate(value) !== null, {
   message: "must be an existing date, YYYY-MM-DD or an ISO 8601 date-time",
@@ -38,7 +46,7 @@ export const sourceReferenceSchema = z.strictObject({
 
 export const frontMatterSchema = z.strictObject({
   id: itemIdSchema,
-  title: text,
+  title,
   slug: slugSchema,
   status: z.enum(["draft", "published", "archived"]),
   publishedAt: publishDateSchema,

@@ -35,6 +35,9 @@ function referencesOf(post: PostRecord): Reference[] | null {
   }));
 }
 
+/** D3: a default applies when the member is absent or blank (empty or whitespace only). */
+const orDefault = (value: string | undefined, fallback: string) => (value === undefined || value.trim() === "" ? fallback : value);
+
 function summaryFields(post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>) {
   const meta = post.meta;
   const category = meta.category === undefined ? undefined : categories.get(meta.category);
@@ -49,8 +52,8 @@ function summaryFields(post: PostRecord, categories: ReadonlyMap<string, Categor
     publishedAt: post.publish.date,
     featuredImage: meta.featuredImage ? { url: meta.featuredImage.url, alt: meta.featuredImage.alt } : null,
     seoMetadata: {
-      title: meta.seoMetadata?.title ?? meta.title,
-      description: meta.seoMetadata?.description ?? post.excerpt,
+      title: orDefault(meta.seoMetadata?.title, meta.title),
+      description: orDefault(meta.seoMetadata?.description, post.excerpt),
     },
     tags: meta.tags ?? [],
   };
@@ -74,11 +77,6 @@ export function renderDetail(
     content: body,
     references: referencesOf(post),
   });
-}
-
-export function summaryOf(detail: ContentDetail): ContentSummary {
-  const { content: _content, references: _references, ...summary } = detail;
-  return summary;
 }
 
 export function renderContentList(summaries: ContentSummary[]) {

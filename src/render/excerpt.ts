@@ -8,22 +8,9 @@ import { Lexer, type Token, type TokensList } from "marked";
 
 export const EXCERPT_MAX = 200;
 const ELLIPSIS = "…";
-// Excerpts need only the opening prose; parsing a whole long post would cost
-// far more than the first paragraphs. Cutting at a blank line keeps blocks whole.
-const PREFIX_CHARS = 2000;
 const SKIPPED = new Set(["code", "html", "tag", "table", "image", "def", "hr", "space", "checkbox"]);
 const BLOCKS = new Set(["paragraph", "heading", "blockquote", "list_item"]);
 const LEXER_OPTIONS = { gfm: true };
-
-function prefixOf(markdown: string): string {
-  if (markdown.length <= PREFIX_CHARS) return markdown;
-  // A blank line keeps blocks whole; failing that a line end; failing that a
-  // hard cap, so one enormous paragraph never reaches the lexer whole.
-  const blank = markdown.indexOf("\n\n", PREFIX_CHARS);
-  if (blank !== -1 && blank < PREFIX_CHARS * 4) return markdown.slice(0, blank);
-  const line = markdown.indexOf("\n", PREFIX_CHARS);
-  return markdown.slice(0, line !== -1 && line < PREFIX_CHARS * 4 ? line : PREFIX_CHARS * 2);
-}
 
 function collectText(tokens: readonly Token[], out: string[]): void {
   for (const token of tokens) {
@@ -41,14 +28,24 @@ function collectText(tokens: readonly Token[], out: string[]): void {
   }
 }
 
+const CITATION = /\[\d+\]/g;
+
+/** Removes `[N]` markers, also those that removing one leaves (`[[1]2]`). */
+function withoutCitations(text: string): string {
+  let out = text;
+  for (let before = ""; before !== out; ) {
+    before = out;
+    out = out.replace(CITATION, "");
+  }
+  return out;
+}
+
 /** The plain text of a markdown document's prose, whitespace collapsed. */
 export function plainTextOf(markdown: string): string {
-  const tokens: TokensList = Lexer.lex(prefixOf(markdown), LEXER_OPTIONS);
+  const tokens: TokensList = Lexer.lex(markdown, LEXER_OPTIONS);
   const parts: string[] = [];
   collectText(tokens, parts);
-  return parts
-    .join("")
-    .replace(/\[\d+\]/g, "")
+  return withoutCitations(parts.join(""))
     .replace(/\s+/g, " ")
     .replace(/\s+([.,;:!?])/g, "$1")
     .trim();
@@ -69,16 +66,73 @@ export function cutAtWord(text: string, max = EXCERPT_MAX): string {
   return cut.replace(/[\s,;:.\-–—]+$/u, "") + ELLIPSIS;
 }
 
+/**
+ * How much of a body is read for its excerpt, at most. Past it the excerpt is
+ * that of its start (cut at a blank line, else a line end, else hard), with the
+ * link reference definitions of the rest: marked's lexer recurses, and a body
+ * of megabytes in one paragraph overflowed its stack.
+ */
+export const BODY_READ_MAX = 40_000;
+// marked's lexer recurses once per level of nesting: `- - - … x` a few thousand
+// deep overflows the stack in a few kilobytes. A body it cannot lex gets the
+// plain text of its first SHALLOW characters, too few to nest that deep.
+const SHALLOW = 1_000;
+
 // Lexing is most of an excerpt's cost, and the opening paragraphs usually hold
-// far more text than an excerpt keeps. So the part before the first blank line
-// after FIRST_TRY characters is tried alone. Blocks end at a blank line, and
-// what a block holds cannot change what an earlier one says, but for a link
-// reference definition (`[a]: /url` turns an earlier `[a]` into a link): with
-// none in the rest, the part's text is the start of the whole prefix's text,
-// and when it runs past the cut (a character to spare, for punctuation that
-// would join across the boundary), the excerpt is the same.
+// far more text than an excerpt keeps. So the body is lexed in growing parts,
+// each ending at a blank line: what comes after a blank line cannot change what
+// comes before, but for a link reference definition (`[a]: /url` turns an
+// earlier `[text][a]` into a link, wherever it stands). A part whose text runs
+// past the cut (a character to spare, for punctuation that would join across
+// the boundary) gives the excerpt of the whole body.
 const FIRST_TRY = 600;
-const DEFINITION = /^ {0,3}\[[^\]]+\]:/m;
+const GROWTH = 4;
+// A definition may stand inside a quote or a list item and still holds for the
+// whole body; taking a line for one when it is not costs only a longer read.
+const DEFINITION_LINES = /^(?:[ \t>]|[-+*][ \t]|\d{1,9}[.)][ \t])*\[([^\]]+)\]:.*$/gm;
+
+// Labels match without regard to case or runs of whitespace (CommonMark).
+const labelKey = (text: string) => text.trim().toUpperCase().toLowerCase().replace(/\s+/g, " ");
+
+/**
+ * Whether a definition after `part` can change what `part` says: `part` uses
+ * its label as a reference. A bare `[1]` is no such use: as a link or as text,
+ * a citation marker is left out all the same.
+ */
+function usesDefinitionsOf(part: string, rest: string): boolean {
+  const labels = [...rest.matchAll(DEFINITION_LINES)].map((m) => labelKey(m[1]!));
+  if (labels.length === 0) return false;
+  const text = labelKey(part);
+  return labels.some((label) =>
+    /^\d+$/.test(label) ? text.includes(`][${label}]`) || text.includes(`[${label}][]`) : text.includes(`[${label}]`),
+  );
+}
+
+/** The first `n` UTF-16 units of `text`, or one fewer, never half a surrogate pair. */
+function headOf(text: string, n: number): string {
+  const code = text.charCodeAt(n - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
+}
+
+/** The start of a body longer than BODY_READ_MAX, after the link reference definitions of the rest. */
+function readableStartOf(markdown: string): string {
+  if (markdown.length <= BODY_READ_MAX) return markdown;
+  const half = BODY_READ_MAX / 2;
+  const blank = markdown.lastIndexOf("\n\n", BODY_READ_MAX);
+  const line = markdown.lastIndexOf("\n", BODY_READ_MAX);
+  const start = blank > half ? markdown.slice(0, blank) : line > half ? markdown.slice(0, line) : headOf(markdown, BODY_READ_MAX);
+  const definitions = markdown.slice(start.length).match(DEFINITION_LINES);
+  return definitions ? `${definitions.join("\n")}\n\n${start}` : start;
+}
+
+function lexablePlainTextOf(markdown: string): string {
+  try {
+    return plainTextOf(markdown);
+  } catch (error) {
+    if (!(error instanceof RangeError) || markdown.length <= SHALLOW) throw error;
+    return plainTextOf(headOf(markdown, SHALLOW));
+  }
+}
 
 function hasMoreThan(text: string, codePoints: number): boolean {
   if (text.length <= codePoints) return false;
@@ -87,12 +141,16 @@ function hasMoreThan(text: string, codePoints: number): boolean {
   return false;
 }
 
+/** D3: the excerpt of a post that gives none: its body's plain text, cut at a word with `…`. */
 export function deriveExcerpt(markdown: string): string {
-  const prefix = prefixOf(markdown);
-  const blank = prefix.indexOf("\n\n", FIRST_TRY);
-  if (blank !== -1 && !DEFINITION.test(prefix.slice(blank))) {
-    const text = plainTextOf(prefix.slice(0, blank));
+  for (let size = FIRST_TRY; ; ) {
+    const end = markdown.indexOf("\n\n", size);
+    if (end === -1 || end > BODY_READ_MAX) break;
+    const part = markdown.slice(0, end);
+    if (usesDefinitionsOf(part, markdown.slice(end))) break;
+    const text = lexablePlainTextOf(part);
     if (hasMoreThan(text, EXCERPT_MAX + 1)) return cutAtWord(text);
+    size = Math.max(size * GROWTH, end + 2);
   }
-  return cutAtWord(plainTextOf(markdown));
+  return cutAtWord(lexablePlainTextOf(readableStartOf(markdown)));
 }

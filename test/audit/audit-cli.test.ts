@@ -131,6 +131,41 @@ describe("secrets", () => {
     expect(result.stderr).toContain(`${ORGS}/demo/notes.txt: is not a file the interface describes`);
   });
 
+  test("a secret spelled with JSON escapes is found: what a client parses is what counts", async () => {
+    const rel = file({ kind: "block", orgId: demo, id: "blk-hero" });
+    const block = await readTreeJson<Block>(site.out, rel);
+    block.fields[0] = { key: "headline", type: "text", value: "@@" };
+    // `\u0073` is the `s` the value starts with: the bytes never hold the secret as stored or JSON-escaped.
+    expect(STRIPE.startsWith("s")).toBe(true);
+    await plant(site.out, rel, JSON.stringify(block).replace('"@@"', `"\\u0073${STRIPE.slice(1)}"`));
+
+    const result = await auditFails();
+    expect(result.stderr).toContain(`${rel}: holds the value of secret "stripe_secret_key" of organization demo`);
+  });
+
+  test("a secret in a file's path is found, and the report names it by the secret's name, text and JSON alike", async () => {
+    const slug = "welcome-to-the-northwind-journal";
+    withDb(site.db, (db) =>
+      db.prepare("INSERT INTO organization_secrets (org_id, name, value) VALUES ('demo', 'door_code', ?)").run(slug),
+    );
+    await plant(site.out, `${ORGS}/demo/${STRIPE}.json`, "{}");
+
+    const result = await auditFails();
+    expect(result.stderr).toContain(
+      `${ORGS}/demo/contents/by-slug/<secret door_code of demo>.json: its path holds the value of secret "door_code" of organization demo`,
+    );
+    // A stray whose bytes hold nothing secret: only its name does.
+    expect(result.stderr).toContain(
+      `${ORGS}/demo/<secret stripe_secret_key of demo>.json: its path holds the value of secret "stripe_secret_key" of organization demo`,
+    );
+    expect(result.stderr).not.toContain(`${ORGS}/demo/<secret stripe_secret_key of demo>.json: holds the value`);
+
+    const json = await runCli(auditArgs(site, {}, "--json"));
+    expect(json.code).toBe(1);
+    expectNoSecretIn(json);
+    for (const output of [result.stdout, result.stderr, json.stdout]) expect(output).not.toContain(slug);
+  });
+
   test("a secret shorter than 6 characters is a warning, not a failure", async () => {
     withDb(site.db, (db) =>
       db.prepare("INSERT INTO organization_secrets (org_id, name, value) VALUES ('demo', 'pin', 'a')").run(),

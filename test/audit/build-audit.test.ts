@@ -3,9 +3,9 @@
  * leak a secret or an unpublished item is never published, the build fails with
  * the audit's problems, and the live tree stays byte for byte as it was.
  */
-import { readdir, readlink } from "node:fs/promises";
+import { readdir, readFile, readlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeAll, beforeEach, expect, test } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { fileOf, pathOf } from "../../src/api-paths.js";
 import { readSecrets } from "../../src/audit/read-secrets.js";
 import { createBuildAudit } from "../../src/audit/run-audit.js";
@@ -115,7 +115,7 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
   const store = treeStoreOf(site.out);
   const previous = await readPreviousBuild(store);
   const plan = planGeneration(previous, plans, { carryOver: false, codeVersion: "test" });
-  const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now);
+  const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now, previous.state.audited);
   const written = await writeGeneration(store, plan, { loadBody: (post) => loadBody(site.content, post), onWrite: audit.onWrite });
   const error = (await audit
     .check(written.gen.tree, previous.state.audit?.() ?? null, written.files)
@@ -132,6 +132,111 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
       message: expect.stringMatching(/^serves post "post-0016", which is draft/),
     },
   ]);
+  expect(await live()).toEqual(before);
+});
+
+describe("a secret added since the live tree was audited", () => {
+  // The title of post-0008, published in its two files and in the list: harmless until it is stored as a secret.
+  const TITLE = "A day on the roaster";
+  const POST_FILE = "2025/a-day-on-the-roaster.md";
+  const filesHoldingTitle = [
+    fileOf({ kind: "contents", orgId: "demo" }),
+    fileOf({ kind: "contentBySlug", orgId: "demo", slug: "a-day-on-the-roaster" }),
+    fileOf({ kind: "content", orgId: "demo", id: "post-0008" }),
+  ];
+  const storeSecret = (name: string, value: string) =>
+    withDb(site.db, (db) => db.prepare("INSERT INTO organization_secrets (org_id, name, value) VALUES ('demo', ?, ?)").run(name, value));
+  const failedBuild = () =>
+    buildFixture(site, { now: new Date() }).then(
+      () => expect.unreachable("the build passed its audit"),
+      (error: unknown) => error as AuditFailedError,
+    );
+
+  test("fails the next build though nothing else changed, naming every file that holds it; the live tree stays", async () => {
+    const before = await live();
+    storeSecret("roast_log_token", TITLE);
+
+    const error = await failedBuild();
+    expect(error).toBeInstanceOf(AuditFailedError);
+    expect(error.problems.map((p) => p.where).sort()).toEqual(filesHoldingTitle);
+    for (const problem of error.problems) {
+      expect(problem.message).toMatch(/^holds the value of secret "roast_log_token" of organization demo \(as stored\)/);
+    }
+    // Those bytes are live already: the message says so, and never quotes the value.
+    expect(error.message).toContain("though it holds such a file too: the stored secrets changed since it was audited");
+    expect(JSON.stringify({ message: error.message, problems: error.problems })).not.toContain(TITLE);
+    expect(await live()).toEqual(before);
+    // It fails every build until the file no longer holds the value.
+    expect((await failedBuild()).problems).toHaveLength(filesHoldingTitle.length);
+    expect(await live()).toEqual(before);
+  });
+
+  test("fails a build that rewrites other files too: the unchanged files' clean results are not reused", async () => {
+    const before = await live();
+    storeSecret("roast_log_token", TITLE);
+    withDb(site.db, (db) => db.prepare("UPDATE organizations SET name = 'Harbor Tea Rooms' WHERE id = 'harbor'").run());
+
+    const error = await failedBuild();
+    expect(error.problems.map((p) => p.where).sort()).toEqual(filesHoldingTitle);
+    expect(await live()).toEqual(before);
+  });
+
+  test("fails a build whose sources were touched but render the same bytes", async () => {
+    const before = await live();
+    storeSecret("roast_log_token", TITLE);
+    const post = path.join(site.content, "demo", POST_FILE);
+    await writeFile(post, await readFile(post));
+
+    expect((await failedBuild()).problems.map((p) => p.where).sort()).toEqual(filesHoldingTitle);
+    expect(await live()).toEqual(before);
+  });
+
+  test("once the post no longer holds the value the build publishes, and a build with nothing changed is a no-op again", async () => {
+    storeSecret("roast_log_token", TITLE);
+    await failedBuild();
+    const post = path.join(site.content, "demo", POST_FILE);
+    await writeFile(post, (await readFile(post, "utf8")).replace(`title: ${TITLE}`, "title: A roast day, hour by hour"));
+
+    expect((await buildFixture(site, { now: new Date() })).changed).toBe(true);
+    const detail = await readTreeJson<{ title: string }>(site.out, fileOf({ kind: "content", orgId: "demo", id: "post-0008" }));
+    expect(detail.title).toBe("A roast day, hour by hour");
+    expect((await buildFixture(site, { now: new Date() })).changed).toBe(false);
+  });
+
+  test("a rotated secret no file holds is audited once, then builds with nothing changed are no-ops again", async () => {
+    const before = await live();
+    withDb(site.db, (db) => db.prepare("UPDATE organization_secrets SET value = ? WHERE name = 'stripe_secret_key' AND org_id = 'demo'").run("sk_test_ROTATED_0f3e5d7c9b1a"));
+    await buildFixture(site, { now: new Date() });
+    expect(await hashTree(site.out)).toBe(before.hash);
+    expect((await buildFixture(site, { now: new Date() })).changed).toBe(false);
+  });
+});
+
+test("a slug that is a secret's value fails the audit by the path of its by-slug file, and the report never prints it", async () => {
+  const before = await live();
+  const slug = "a-day-on-the-roaster";
+  withDb(site.db, (db) =>
+    db.prepare("INSERT INTO organization_secrets (org_id, name, value) VALUES ('demo', 'door_code', ?)").run(slug),
+  );
+  const result = await runCli(buildArgs(site));
+  expect(result.code).toBe(1);
+  // The path is named with the secret's name in place of its value.
+  const bySlug = "api/organizations/demo/contents/by-slug/<secret door_code of demo>.json";
+  expect(result.stderr).toContain(`${bySlug}: its path holds the value of secret "door_code" of organization demo (as stored)`);
+  expect(result.stderr).not.toContain(slug);
+  expect(result.stdout).not.toContain(slug);
+  expect(await live()).toEqual(before);
+});
+
+test("a source problem quoting a line that holds a secret names the secret instead, and the live tree stays", async () => {
+  const before = await live();
+  const post = ["---", "id: leak", `title: Our key ${STRIPE}: keep it`, "slug: leak", "status: draft", "publishedAt: 2026-01-01", "authorName: Ada", "---", "Body."];
+  await writeFile(path.join(site.content, "demo", "leak.md"), post.join("\n"));
+
+  const result = await runCli(buildArgs(site));
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain("demo/leak.md:3: front matter: a value containing ': ' must be quoted: title: \"Our key <secret stripe_secret_key of demo>: keep it\"");
+  expect(result.stderr).not.toContain(STRIPE);
   expect(await live()).toEqual(before);
 });
 
