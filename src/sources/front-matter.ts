@@ -13,6 +13,9 @@
  * anchors, aliases, merge keys, odd indentation, multi-line flow or quoted
  * scalars, invalid values) is read by `yaml` exactly as before, so every
  * message and line number stays the same.
+ *
+ * Neither reader sees front matter past the bounds of front-matter-bounds.ts
+ * (1 MiB, 64 levels of nesting): it is refused with the line that passes them.
  */
 import { FAILSAFE_SCHEMA, Type, load as loadFast } from "js-yaml";
 import { LineCounter, Schema, parseDocument, isMap, isScalar, type Document, type ScalarTag } from "yaml";
@@ -20,6 +23,7 @@ import type { z } from "zod";
 import type { Problem } from "../errors.js";
 import { notAnOptionMessage } from "../model/issue-messages.js";
 import { parsePublishDate } from "../model/rules.js";
+import { boundsProblem, withinSizeBound } from "./front-matter-bounds.js";
 import { describeYamlErrors, quoteValue } from "./yaml-problems.js";
 import { shapeOf } from "./yaml-shape.js";
 import { frontMatterSchema, type FrontMatter } from "../model/sources.js";
@@ -148,7 +152,7 @@ const FAST_SCHEMA = FAILSAFE_SCHEMA.extend({
 /** The post, when js-yaml may read it and it is valid; undefined sends it to `parsePostSlow`. */
 function parsePostFast(file: string, text: string): Parsed | undefined {
   const parts = splitFrontMatter(text.startsWith("\uFEFF") ? text.slice(1) : text);
-  if (typeof parts === "string") return undefined;
+  if (typeof parts === "string" || !withinSizeBound(parts.yaml)) return undefined;
   const lines = shapeOf(parts.yaml, FIRST_LINE);
   if (!lines) return undefined;
   let data: unknown;
@@ -180,6 +184,8 @@ export function parsePostSlow(file: string, text: string): Parsed {
   const unbom = text.startsWith("\uFEFF") ? text.slice(1) : text;
   const parts = splitFrontMatter(unbom);
   if (typeof parts === "string") return { problems: [{ where: `${file}:1`, message: parts }] };
+  const bounds = boundsProblem(parts.yaml, FIRST_LINE);
+  if (bounds) return { problems: [{ where: `${file}:${bounds.line}`, message: bounds.message }] };
 
   const counter = new LineCounter();
   const doc = parseDocument(parts.yaml, {
