@@ -150,6 +150,7 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
     changedPaths: changes,
     changedTags: changedTagList,
     orgs,
+    warnings: sources.warnings.sort(byWhere),
   };
 }
 

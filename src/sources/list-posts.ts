@@ -1,0 +1,248 @@
+/**
+ * Finds the post files: every `*.md` under `<content>/<orgId>/`, each entry
+ * classified rather than filtered, so that nothing an author meant as a post
+ * vanishes without a word. A glob with `onlyFiles` drops a dangling link, a
+ * link loop and a folder named `x.md` in silence, and follows a link back up
+ * the tree until the system's link limit, reading every post forty times.
+ *
+ * What is refused (a build error naming the path, and the link's target):
+ * - a `*.md` link that leads nowhere (missing target, or a loop of links);
+ * - a `*.md` entry that is a folder or anything but a file: a name ending in
+ *   `.md` is for posts;
+ * - a folder link that leads outside the content folder, back to a folder
+ *   that holds it (a loop), or to a folder the organization's walk already
+ *   read (each post would be read twice). Another organization's folder is
+ *   fine: organizations may share posts.
+ * What is warned about: a link with another name that leads nowhere. It may be
+ * a folder of posts, and then they are missing, or any other file; the build goes on.
+ *
+ * The calls are synchronous, like the reader's (parse-files.ts): one folder is
+ * open at a time, so the open-file limit is never in play, and a plain system
+ * call costs less than a promise through the thread pool.
+ */
+import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
+import path from "node:path";
+import type { Problem, SourceWarning } from "../errors.js";
+
+export interface PostFile {
+  /** Relative to the content folder, with `/`. */
+  rel: string;
+  /** Of the file itself, a link followed: its fingerprint. */
+  stats: Stats;
+}
+
+export interface PostListing {
+  /** Sorted by path. */
+  files: PostFile[];
+  problems: Problem[];
+  warnings: SourceWarning[];
+  /** `*.md` entries looked at, refused ones included. */
+  found: number;
+}
+
+const isPostName = (name: string) => name.endsWith(".md");
+
+function isInside(root: string, target: string): boolean {
+  const rel = path.relative(root, target);
+  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
+}
+
+function isAncestorOrSelf(folder: string, of: string): boolean {
+  return folder === of || isInside(folder, of);
+}
+
+/** What a folder or file is, by the identity a second path to it would share. */
+const identityOf = (stats: Stats) => `${stats.dev}:${stats.ino}`;
+
+type Classified =
+  | { kind: "file"; stats: Stats }
+  | { kind: "folder"; stats: Stats }
+  | { kind: "other"; what: string }
+  | { kind: "broken"; why: string };
+
+/** What `readdir` says of an entry, or `lstat` of a path: the same questions. */
+type EntryType = Pick<Dirent, "isSymbolicLink" | "isDirectory" | "isFile" | "isFIFO" | "isSocket">;
+
+function otherKind(type: Pick<EntryType, "isFIFO" | "isSocket">): string {
+  if (type.isFIFO()) return "a named pipe";
+  if (type.isSocket()) return "a socket";
+  return "a device";
+}
+
+/** An entry, a link followed to its end. */
+function classify(absolute: string, type: EntryType): Classified {
+  if (!type.isSymbolicLink()) {
+    if (type.isDirectory()) return { kind: "folder", stats: statSync(absolute) };
+    if (type.isFile()) return { kind: "file", stats: statSync(absolute) };
+    return { kind: "other", what: otherKind(type) };
+  }
+  let stats: Stats;
+  try {
+    stats = statSync(absolute);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") return { kind: "broken", why: "which leads back to itself through links (a loop)" };
+    if (code === "ENOENT" || code === "ENOTDIR") return { kind: "broken", why: "which does not exist" };
+    throw error;
+  }
+  if (stats.isDirectory()) return { kind: "folder", stats };
+  if (stats.isFile()) return { kind: "file", stats };
+  return { kind: "other", what: otherKind(stats) };
+}
+
+const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+interface Folder {
+  rel: string;
+  stats: Stats;
+  /** The link that leads to it, and the real path of the folder that holds the link. */
+  link?: { target: string; holder: string };
+}
+
+/** An organization's walk: the folders read so far, by identity, with the path each was read at. */
+type Visited = Map<string, string>;
+
+class Walk {
+  readonly files: PostFile[] = [];
+  readonly problems: Problem[] = [];
+  readonly warnings: SourceWarning[] = [];
+  found = 0;
+
+  constructor(
+    private readonly contentDir: string,
+    private readonly realRoot: string,
+  ) {}
+
+  private absolute(rel: string): string {
+    return path.join(this.contentDir, rel);
+  }
+
+  /**
+   * Records the entry at `rel` when it is a post or a refused one, or a link
+   * that leads nowhere; returns what it is. `top`: directly in the content
+   * folder, where no post belongs.
+   */
+  entry(rel: string, type: EntryType, top = false): Classified | undefined {
+    const post = isPostName(rel);
+    let what: Classified;
+    try {
+      what = classify(this.absolute(rel), type);
+    } catch (error) {
+      if (post) this.refuse(rel, `cannot be read (${(error as NodeJS.ErrnoException).code}); check its permissions`);
+      return undefined;
+    }
+    if (what.kind === "broken") {
+      const message = `is a symbolic link to ${readlinkSync(this.absolute(rel))}, ${what.why}`;
+      if (post) this.refuse(rel, `${message}; fix the link or remove it`);
+      else this.warnings.push({ rule: "broken-link", where: rel, message: `${message}; it is skipped, and if it stood for a folder of posts, they are not built` });
+    } else if (!post) {
+      return what;
+    } else if (what.kind === "folder") {
+      this.refuse(rel, "is a folder, not a post: a name ending in .md is for post files; rename it");
+    } else if (what.kind === "other") {
+      this.refuse(rel, `is ${what.what}, not a post file: a name ending in .md is for post files; rename or remove it`);
+    } else if (top) {
+      this.refuse(rel, "is outside any organization folder; posts live in <content>/<orgId>/");
+    } else {
+      this.found++;
+      this.files.push({ rel, stats: what.stats });
+    }
+    return what;
+  }
+
+  private refuse(rel: string, message: string): void {
+    this.found++;
+    this.problems.push({ where: rel, message });
+  }
+
+  /**
+   * Every post of one organization's folder: its real folders first, then the
+   * links, so that a loop or a second path to a folder is blamed on a link.
+   */
+  organization(orgId: string, stats: Stats, isLink: boolean): void {
+    const visited: Visited = new Map();
+    const links: Folder[] = [];
+    const root: Folder = { rel: orgId, stats };
+    if (isLink) links.push({ ...root, link: { target: readlinkSync(this.absolute(orgId)), holder: this.realRoot } });
+    else this.folder(root, visited, links);
+    for (let next = links.shift(); next; next = links.shift()) {
+      if (this.linkAccepted(next, visited)) this.folder(next, visited, links);
+    }
+  }
+
+  private linkAccepted(folder: Folder, visited: Visited): boolean {
+    const { target, holder } = folder.link!;
+    const real = realpathSync(this.absolute(folder.rel));
+    const already = visited.get(identityOf(folder.stats));
+    let message: string | undefined;
+    if (real !== this.realRoot && !isInside(this.realRoot, real)) {
+      message = `links outside the content folder (to ${target}); symbolic links must stay inside it`;
+    } else if (isAncestorOrSelf(real, holder)) {
+      const shown = real === this.realRoot ? "the content folder" : `${path.relative(this.realRoot, real).split(path.sep).join("/")}/`;
+      message = `links back to ${target} (${shown}), a folder that holds it (a loop): its posts would be read without end; remove the link`;
+    } else if (already !== undefined) {
+      message = `links to ${target}, which is already read as ${already}/: its posts would be read twice; remove the link`;
+    }
+    if (message) this.problems.push({ where: folder.rel, message });
+    return message === undefined;
+  }
+
+  private folder(folder: Folder, visited: Visited, links: Folder[]): void {
+    const already = visited.get(identityOf(folder.stats));
+    if (already !== undefined) {
+      const message = `is the folder ${already}/ again, reached another way: its posts would be read twice; remove the link that leads here`;
+      this.problems.push({ where: folder.rel, message });
+      return;
+    }
+    visited.set(identityOf(folder.stats), folder.rel);
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(this.absolute(folder.rel), { withFileTypes: true }).sort(byName);
+    } catch (error) {
+      this.problems.push({ where: `${folder.rel}/`, message: `cannot be read (${(error as NodeJS.ErrnoException).code}); check its permissions` });
+      return;
+    }
+    const subfolders: Folder[] = [];
+    for (const entry of entries) {
+      if (entry.name.startsWith(".")) continue;
+      const rel = `${folder.rel}/${entry.name}`;
+      const what = this.entry(rel, entry);
+      if (what?.kind !== "folder" || isPostName(rel)) continue;
+      if (!entry.isSymbolicLink()) subfolders.push({ rel, stats: what.stats });
+      else links.push({ rel, stats: what.stats, link: { target: readlinkSync(this.absolute(rel)), holder: realpathSync(this.absolute(folder.rel)) } });
+    }
+    for (const sub of subfolders) this.folder(sub, visited, links);
+  }
+}
+
+/** The entries directly in the content folder, or the named organizations' folders (those that exist). */
+function topEntries(contentDir: string, orgIds?: readonly string[]): [string, EntryType][] {
+  if (!orgIds) {
+    return readdirSync(contentDir, { withFileTypes: true })
+      .filter((entry) => !entry.name.startsWith("."))
+      .sort(byName)
+      .map((entry) => [entry.name, entry]);
+  }
+  return orgIds.flatMap((id): [string, EntryType][] => {
+    try {
+      return [[id, lstatSync(path.join(contentDir, id))]];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/**
+ * The post files of the named organization folders, or of every folder of the
+ * content folder when `orgIds` is undefined; then a post directly in the
+ * content folder is a problem too.
+ */
+export function listPosts(contentDir: string, realRoot: string, orgIds?: readonly string[]): PostListing {
+  const walk = new Walk(contentDir, realRoot);
+  for (const [name, type] of topEntries(contentDir, orgIds)) {
+    const what = walk.entry(name, type, true);
+    if (what?.kind === "folder" && !isPostName(name)) walk.organization(name, what.stats, type.isSymbolicLink());
+  }
+  walk.files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  return { files: walk.files, problems: walk.problems, warnings: walk.warnings, found: walk.found };
+}
