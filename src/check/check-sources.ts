@@ -37,6 +37,9 @@ export interface CheckResult {
   errors: Finding[];
   warnings: Finding[];
   orgsChecked: number;
+  /** The `*.md` entries looked at, those the build refuses included. */
+  filesChecked: number;
+  /** The posts the build accepts, which the lint rules read. */
   postsChecked: number;
 }
 
@@ -113,6 +116,7 @@ export async function checkSources(options: CheckOptions): Promise<CheckResult> 
     errors,
     warnings,
     orgsChecked: snapshot.orgs.length,
+    filesChecked: posts!.files,
     postsChecked,
   };
 }
