@@ -35,7 +35,7 @@ export interface BuildReport {
   orgs: OrgReport[];
   /**
    * What the build accepted but a person should look at, sorted by place: a
-   * link that leads nowhere.
+   * link that leads nowhere, a post or tree file too large for the edge.
    */
   warnings: SourceWarning[];
 }

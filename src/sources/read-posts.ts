@@ -11,6 +11,7 @@
 import { realpathSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { UsageError, type Problem, type SourceWarning } from "../errors.js";
+import { EDGE_FILE_LIMIT, postFileWarning } from "../model/edge-file-limit.js";
 import type { PostRecord } from "../model/snapshot.js";
 import { splitFrontMatter } from "./front-matter.js";
 import { listPosts } from "./list-posts.js";
@@ -24,7 +25,7 @@ export interface PostsRead {
   /** Posts per organization folder name. */
   byOrg: Map<string, PostRecord[]>;
   problems: Problem[];
-  /** What a build accepts but reports: a link with another name than `*.md` that leads nowhere. */
+  /** What a build accepts but reports: a link with another name than `*.md` that leads nowhere, a post too large for the edge. */
   warnings: SourceWarning[];
   /** `*.md` entries looked at, those refused before parsing included. */
   files: number;
@@ -97,7 +98,9 @@ export async function readPosts(
     list.push(result);
     byOrg.set(orgId, list);
   });
-  return { byOrg, problems, warnings: listing.warnings, files: listing.found, parsed, reused, threads };
+  const warnings = [...listing.warnings];
+  for (const file of listed) if (file.stats.size > EDGE_FILE_LIMIT) warnings.push(postFileWarning(file.rel, file.stats.size));
+  return { byOrg, problems, warnings, files: listing.found, parsed, reused, threads };
 }
 
 /**
