@@ -51,6 +51,14 @@ function isAncestorOrSelf(folder: string, of: string): boolean {
   return folder === of || isInside(folder, of);
 }
 
+/** Why an entry cannot be read, said to a person. */
+function unreadable(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "EACCES" || code === "EPERM") return "cannot be read (permission denied); check its permissions";
+  if (code === "ENAMETOOLONG") return "cannot be read: its path is longer than the system allows; nest fewer folders";
+  return `cannot be read: ${(error as Error).message}`;
+}
+
 /** What a folder or file is, by the identity a second path to it would share. */
 const identityOf = (stats: Stats) => `${stats.dev}:${stats.ino}`;
 
@@ -124,11 +132,13 @@ class Walk {
    */
   entry(rel: string, type: EntryType, top = false): Classified | undefined {
     const post = isPostName(rel);
+    // Any other file is nothing to cdsnap: not even looked at.
+    if (!post && !type.isSymbolicLink() && !type.isDirectory()) return undefined;
     let what: Classified;
     try {
       what = classify(this.absolute(rel), type);
     } catch (error) {
-      if (post) this.refuse(rel, `cannot be read (${(error as NodeJS.ErrnoException).code}); check its permissions`);
+      if (post) this.refuse(rel, unreadable(error));
       return undefined;
     }
     if (what.kind === "broken") {
@@ -187,31 +197,35 @@ class Walk {
     return message === undefined;
   }
 
-  private folder(folder: Folder, visited: Visited, links: Folder[]): void {
-    const already = visited.get(identityOf(folder.stats));
-    if (already !== undefined) {
-      const message = `is the folder ${already}/ again, reached another way: its posts would be read twice; remove the link that leads here`;
-      this.problems.push({ where: folder.rel, message });
-      return;
+  /** Reads `start` and the real folders below it (with a stack of its own: a tree may nest thousands deep); links found are queued on `links`. */
+  private folder(start: Folder, visited: Visited, links: Folder[]): void {
+    for (let stack = [start], folder = stack.pop(); folder; folder = stack.pop()) {
+      const already = visited.get(identityOf(folder.stats));
+      if (already !== undefined) {
+        const message = `is the folder ${already}/ again, reached another way: its posts would be read twice; remove the link that leads here`;
+        this.problems.push({ where: folder.rel, message });
+        continue;
+      }
+      visited.set(identityOf(folder.stats), folder.rel);
+      let entries: Dirent[];
+      try {
+        entries = readdirSync(this.absolute(folder.rel), { withFileTypes: true }).sort(byName);
+      } catch (error) {
+        this.problems.push({ where: `${folder.rel}/`, message: unreadable(error) });
+        continue;
+      }
+      const subfolders: Folder[] = [];
+      for (const entry of entries) {
+        if (entry.name.startsWith(".")) continue;
+        const rel = `${folder.rel}/${entry.name}`;
+        const what = this.entry(rel, entry);
+        if (what?.kind !== "folder" || isPostName(rel)) continue;
+        if (!entry.isSymbolicLink()) subfolders.push({ rel, stats: what.stats });
+        else links.push({ rel, stats: what.stats, link: { target: readlinkSync(this.absolute(rel)), holder: realpathSync(this.absolute(folder.rel)) } });
+      }
+      // Reversed onto the stack, so folders are read in name order.
+      stack.push(...subfolders.reverse());
     }
-    visited.set(identityOf(folder.stats), folder.rel);
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(this.absolute(folder.rel), { withFileTypes: true }).sort(byName);
-    } catch (error) {
-      this.problems.push({ where: `${folder.rel}/`, message: `cannot be read (${(error as NodeJS.ErrnoException).code}); check its permissions` });
-      return;
-    }
-    const subfolders: Folder[] = [];
-    for (const entry of entries) {
-      if (entry.name.startsWith(".")) continue;
-      const rel = `${folder.rel}/${entry.name}`;
-      const what = this.entry(rel, entry);
-      if (what?.kind !== "folder" || isPostName(rel)) continue;
-      if (!entry.isSymbolicLink()) subfolders.push({ rel, stats: what.stats });
-      else links.push({ rel, stats: what.stats, link: { target: readlinkSync(this.absolute(rel)), holder: realpathSync(this.absolute(folder.rel)) } });
-    }
-    for (const sub of subfolders) this.folder(sub, visited, links);
   }
 }
 
