@@ -51,8 +51,8 @@ export function registerBuild(program: Command): void {
         }),
       ).finally(progress.finish);
       if (flags.changedPaths) await writeFile(absolute(flags.changedPaths), `${JSON.stringify(report.changedPaths, null, 2)}\n`);
-      // `ok` as in the JSON of a failed build (main.ts), so CI reads both the same way.
       const quiet = flags.quiet === true || flags.json === true;
+      // `ok` as in the JSON of a failed build (main.ts), so CI reads both the same way.
       if (flags.json) process.stdout.write(`${JSON.stringify({ ok: true, ...report })}\n`);
       else if (!flags.quiet) process.stdout.write(`${formatReport(report, styleFor(process.stdout))}\n`);
       if (!quiet) for (const warning of report.warnings) process.stderr.write(`warning: ${warning.where}: ${warning.message}\n`);

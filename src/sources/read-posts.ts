@@ -8,7 +8,7 @@
  * are kept in memory up to a budget and read again when rendering needs them,
  * so a 100k-post organization never holds every body at once.
  */
-import { realpathSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { UsageError, type Problem, type SourceWarning } from "../errors.js";
 import { EDGE_FILE_LIMIT, postFileWarning } from "../model/edge-file-limit.js";
@@ -57,6 +57,7 @@ export async function readPosts(
   } catch {
     throw new UsageError(`content folder ${contentDir} does not exist`);
   }
+  if (!statSync(realRoot).isDirectory()) throw new UsageError(`content folder ${contentDir} is a file, not a folder; pass the folder that holds the organizations' folders`);
   const listing = listPosts(contentDir, realRoot, orgIds);
   const problems: Problem[] = [...listing.problems];
   const byOrg = new Map<string, PostRecord[]>();

@@ -148,4 +148,13 @@ describe("listing the posts", () => {
     const report = await buildFixture(fx, { orgs: ["acme"] });
     expect(report.warnings).toEqual([expect.objectContaining({ rule: "broken-link", where: "acme" })]);
   });
+
+  test("a --content that is a file is a usage problem, not a crash", async () => {
+    const fx = await orgFixture();
+    await writePost(fx.dir, "posts.md", postMeta("p"));
+    await expect(buildFixture({ ...fx, content: path.join(fx.dir, "posts.md") })).rejects.toMatchObject({
+      code: "usage",
+      message: expect.stringMatching(/is a file, not a folder/),
+    });
+  });
 });
