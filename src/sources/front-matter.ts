@@ -196,6 +196,8 @@ export function parsePostSlow(file: string, text: string): Parsed {
     strict: true,
     prettyErrors: false,
     lineCounter: counter,
+    // A mapping used as a key is an unknown key, said with its line; yaml would also print a Node warning of its own.
+    logLevel: "error",
   });
   const yamlErrors = [...doc.errors, ...doc.warnings];
   if (yamlErrors.length > 0) {

@@ -71,6 +71,21 @@ describe("front matter safety", () => {
     expect(problems).toEqual([{ where: "acme/bad.md:1", message: expect.stringMatching(/must start with a '---' line/) }]);
   });
 
+  test("a list used as a key is an unknown key, and yaml prints no warning of its own", async () => {
+    const emitted: unknown[] = [];
+    const listen = (warning: unknown) => emitted.push(warning);
+    process.on("warning", listen);
+    try {
+      const problems = await problemsOf(["---", ...REQUIRED, "? [a, b]", ": c", "---", "Body"].join("\n"));
+      expect(problems).toEqual([{ where: expect.stringMatching(/^acme\/bad\.md:\d+$/), message: "[ a, b ]: unknown key" }]);
+      // Node emits a warning on the next tick: one turn of the event loop lets it arrive.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("warning", listen);
+    }
+    expect(emitted).toEqual([]);
+  });
+
   test("front matter that is a list, not a mapping, is an error", async () => {
     const problems = await problemsOf(["---", "- id", "- title", "---", "Body"].join("\n"));
     expect(problems).toEqual([{ where: "acme/bad.md:2", message: expect.stringMatching(/must be a mapping/) }]);
