@@ -1,17 +1,20 @@
 /**
- * The size and depth of front matter cdsnap reads, checked before any YAML
- * reader sees it. A post's fields are short and nest three levels deep
- * (`references`, an entry, its `url`); these bounds are far above any real
- * post, and below what the readers survive: past them, yaml's composer and
- * js-yaml recurse once per level until the stack runs out, and a value of a
- * few megabytes takes seconds to scan.
+ * The size and shape of front matter cdsnap reads, checked before any YAML
+ * reader composes it. A post's fields are short, nest three levels deep
+ * (`references`, an entry, its `url`) and number a dozen; these bounds are far
+ * above any real post, and below what the readers survive: past them, yaml's
+ * composer and js-yaml recurse once per level until the stack runs out, a
+ * value of a few megabytes takes seconds to scan, and yaml looks for a
+ * duplicate key among all the keys before it (60,000 keys took 37 seconds).
  */
-import { Lexer, Parser } from "yaml";
+import { Lexer, Parser, type CST } from "yaml";
 
 /** Front matter, in UTF-8 bytes (the body has no limit of its own). */
 export const MAX_FRONT_MATTER_BYTES = 1024 * 1024;
-/** Lists and mappings inside each other. */
+/** Lists and mappings inside each other, the front matter's own mapping counting as one. */
 export const MAX_FRONT_MATTER_DEPTH = 64;
+/** Keys in one mapping; a post's has a dozen, and any other key is an error anyway. */
+export const MAX_MAPPING_KEYS = 1000;
 
 export interface BoundsProblem {
   /** The file line (the YAML's first line being `firstLine`). */
@@ -57,28 +60,45 @@ function sizeProblem(yaml: string, firstLine: number): BoundsProblem {
 const COLLECTIONS = new Set(["block-map", "block-seq", "flow-collection"]);
 
 /**
- * The offset at which lists and mappings nest deeper than the bound, or
- * undefined. yaml's CST parser keeps the nodes it is building on a stack of its
- * own (no recursion), so it reads any depth; it is stopped as soon as the
- * stack is too deep, before the rest of a hostile file costs anything.
+ * The YAML's concrete syntax tree, or the offset at which lists and mappings
+ * nest deeper than the bound. yaml's CST parser keeps the nodes it is building
+ * on a stack of its own (no recursion), so it reads any depth; it is stopped as
+ * soon as the stack is too deep, before the rest of a hostile file costs anything.
  */
-function tooDeepAt(yaml: string): number | undefined {
+function syntaxTree(yaml: string): { tokens: CST.Token[] } | { tooDeepAt: number } {
   const parser = new Parser();
+  const tokens: CST.Token[] = [];
   let offset = 0;
   for (const lexeme of new Lexer().lex(yaml)) {
-    // Drained for its effect on the stack; the documents it completes are not needed.
-    for (const _document of parser.next(lexeme)) continue;
+    tokens.push(...parser.next(lexeme));
     if (parser.stack.length > MAX_FRONT_MATTER_DEPTH && parser.stack.filter((token) => COLLECTIONS.has(token.type)).length > MAX_FRONT_MATTER_DEPTH) {
-      return offset;
+      return { tooDeepAt: offset };
     }
     offset = parser.offset;
+  }
+  tokens.push(...parser.end());
+  return { tokens };
+}
+
+/** The offset of the first key past the bound in a mapping, or undefined; the walk keeps its own stack, like the parser. */
+function tooManyKeysAt(tokens: readonly CST.Token[]): number | undefined {
+  const pending: (CST.Token | undefined)[] = [...tokens];
+  for (let node = pending.pop(); node !== undefined || pending.length > 0; node = pending.pop()) {
+    if (node === undefined) continue;
+    if (node.type === "document") pending.push(node.value);
+    if (node.type !== "block-map" && node.type !== "block-seq" && node.type !== "flow-collection") continue;
+    const mapping = node.type === "block-map" || (node.type === "flow-collection" && node.start.source === "{");
+    const extra = node.items[MAX_MAPPING_KEYS];
+    if (mapping && extra) return extra.key?.offset ?? extra.start[0]?.offset ?? node.offset;
+    for (const item of node.items) pending.push("key" in item ? (item.key ?? undefined) : undefined, item.value);
   }
   return undefined;
 }
 
 /**
- * The problem of front matter too large or too deeply nested to read, at the
- * line where it goes past the bound; undefined when it is within both.
+ * The problem of front matter too large, too deeply nested or with too many
+ * keys in a mapping to read, at the line where it goes past the bound;
+ * undefined when it is within all three.
  *
  * @example
  *   boundsProblem(`title: ${"a".repeat(2 ** 21)}\n`, 2);
@@ -86,12 +106,21 @@ function tooDeepAt(yaml: string): number | undefined {
  */
 export function boundsProblem(yaml: string, firstLine: number): BoundsProblem | undefined {
   if (!withinSizeBound(yaml)) return sizeProblem(yaml, firstLine);
-  const deep = tooDeepAt(yaml);
-  if (deep === undefined) return undefined;
+  const tree = syntaxTree(yaml);
+  if ("tooDeepAt" in tree) {
+    return {
+      line: lineAt(yaml, tree.tooDeepAt, firstLine),
+      message:
+        `front matter: lists and mappings nest more than ${MAX_FRONT_MATTER_DEPTH} levels deep here, the most cdsnap reads; ` +
+        "a post's fields nest three levels at most: remove the extra '[', '{' or '- '",
+    };
+  }
+  const crowded = tooManyKeysAt(tree.tokens);
+  if (crowded === undefined) return undefined;
   return {
-    line: lineAt(yaml, deep, firstLine),
+    line: lineAt(yaml, crowded, firstLine),
     message:
-      `front matter: lists and mappings nest more than ${MAX_FRONT_MATTER_DEPTH} levels deep here, the most cdsnap reads; ` +
-      "a post's fields nest three levels at most: remove the extra '[', '{' or '- '",
+      `front matter: this key is past the ${MAX_MAPPING_KEYS.toLocaleString("en")} keys of one mapping, the most cdsnap reads; ` +
+      "a post's front matter has a dozen keys at most: remove the others",
   };
 }

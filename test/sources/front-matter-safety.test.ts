@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { fileOf } from "../../src/api-paths.js";
-import { MAX_FRONT_MATTER_BYTES, MAX_FRONT_MATTER_DEPTH } from "../../src/sources/front-matter-bounds.js";
+import { MAX_FRONT_MATTER_BYTES, MAX_FRONT_MATTER_DEPTH, MAX_MAPPING_KEYS } from "../../src/sources/front-matter-bounds.js";
 import { parsePost } from "../../src/sources/front-matter.js";
 import type { ContentDetail } from "../../src/model/api.js";
 import { buildFixture, buildProblems, fixturesRemovedAfterEach } from "../fixtures/build-fixture.js";
@@ -167,6 +167,23 @@ describe("front matter bounds", () => {
   test.each(Object.keys(NESTED))("%s nested to the bound are read: the post is refused for its value, not its depth", (form) => {
     const { problems } = parsePost("acme/bad.md", withExtra(NESTED[form]!(MAX_FRONT_MATTER_DEPTH - 1)));
     expect(problems).toEqual([{ where: expect.stringMatching(/^acme\/bad\.md:[89]$/), message: expect.stringMatching(/^excerpt: /) }]);
+  });
+
+  test.each([
+    ["block", (n: number) => Array.from({ length: n }, (_, i) => `k${i}: v`)],
+    ["flow", (n: number) => [`seoMetadata: {${Array.from({ length: n }, (_, i) => `k${i}: v`).join(", ")}}`]],
+  ])("a %s mapping of 60,000 keys is one problem at the first key past 1,000, not a minute of duplicate checks", (style, keys) => {
+    const { problems } = parsePost("acme/bad.md", withExtra(...keys(60_000)));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]!.message).toMatch(/^front matter: this key is past the 1,000 keys of one mapping, the most cdsnap reads; /);
+    // The top-level mapping has the six required keys (lines 2-7) before k0 on line 8.
+    expect(problems[0]!.where).toBe(style === "block" ? `acme/bad.md:${8 + MAX_MAPPING_KEYS - 6}` : "acme/bad.md:8");
+  });
+
+  test("a mapping of 1,000 keys is read: each key that is not a post's is its own problem", () => {
+    const { problems } = parsePost("acme/bad.md", withExtra(...Array.from({ length: MAX_MAPPING_KEYS - 6 }, (_, i) => `k${i}: v`)));
+    expect(problems).toHaveLength(MAX_MAPPING_KEYS - 6);
+    expect(problems[0]).toEqual({ where: "acme/bad.md:8", message: "k0: unknown key" });
   });
 
   test("a bad value of half a megabyte with a long run of spaces gets its message (the suggestion used to take minutes)", () => {
