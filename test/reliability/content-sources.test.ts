@@ -1,9 +1,9 @@
 /**
  * Area 8, hostile content sources: malformed front matter, YAML tricks (alias
  * bombs, `!!js` tags, merge keys, `__proto__`), `---js` blocks, BOM and CRLF
- * files, bytes that are not UTF-8, front matter of megabytes or nested 50,000
- * deep, symbolic links out of the content folder, dangling or in a loop, a
- * folder named `*.md`, and a 50 MB post. Each build through the CLI ends with a
+ * files, bytes that are not UTF-8, front matter of megabytes, nested 50,000
+ * deep or of 60,000 keys, symbolic links out of the content folder, dangling
+ * or in a loop, a folder named `*.md`, and a 50 MB post. Each build through the CLI ends with a
  * clear error (exit 1, `file:line: what`, the live tree untouched) or a correct
  * tree, with the warnings it owes: never a hang, never exit 70, never a signal,
  * never a post left out in silence.
@@ -206,6 +206,12 @@ const CASES: Case[] = [
     files: () => ({ "x.md": GOOD("deep-flow", `tags: ${"[".repeat(50_000)}${"]".repeat(50_000)}\n`) }),
     expect: "error",
     message: /^demo\/hostile\/x\.md:8: front matter: lists and mappings nest more than 64 levels deep here/m,
+  },
+  {
+    name: "60,000 keys in the front matter",
+    files: () => ({ "x.md": GOOD("many-keys", Array.from({ length: 60_000 }, (_, i) => `k${i}: v\n`).join("")) }),
+    expect: "error",
+    message: /^demo\/hostile\/x\.md:1002: front matter: this key is past the 1,000 keys of one mapping/m,
   },
   {
     name: "YAML sequences nested 50,000 deep",
