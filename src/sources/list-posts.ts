@@ -20,9 +20,10 @@
  * open at a time, so the open-file limit is never in play, and a plain system
  * call costs less than a promise through the thread pool.
  */
-import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync, realpathSync, type Dirent, type Stats } from "node:fs";
 import path from "node:path";
 import type { Problem, SourceWarning } from "../errors.js";
+import { classify, unreadable, type Classified, type EntryType } from "./entry-kind.js";
 
 export interface PostFile {
   /** Relative to the content folder, with `/`. */
@@ -51,60 +52,20 @@ function isAncestorOrSelf(folder: string, of: string): boolean {
   return folder === of || isInside(folder, of);
 }
 
-/** Why an entry cannot be read, said to a person. */
-function unreadable(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === "EACCES" || code === "EPERM") return "cannot be read (permission denied); check its permissions";
-  if (code === "ENAMETOOLONG") return "cannot be read: its path is longer than the system allows; nest fewer folders";
-  return `cannot be read: ${(error as Error).message}`;
-}
-
 /** What a folder or file is, by the identity a second path to it would share. */
 const identityOf = (stats: Stats) => `${stats.dev}:${stats.ino}`;
-
-type Classified =
-  | { kind: "file"; stats: Stats }
-  | { kind: "folder"; stats: Stats }
-  | { kind: "other"; what: string }
-  | { kind: "broken"; why: string };
-
-/** What `readdir` says of an entry, or `lstat` of a path: the same questions. */
-type EntryType = Pick<Dirent, "isSymbolicLink" | "isDirectory" | "isFile" | "isFIFO" | "isSocket">;
-
-function otherKind(type: Pick<EntryType, "isFIFO" | "isSocket">): string {
-  if (type.isFIFO()) return "a named pipe";
-  if (type.isSocket()) return "a socket";
-  return "a device";
-}
-
-/** An entry, a link followed to its end. */
-function classify(absolute: string, type: EntryType): Classified {
-  if (!type.isSymbolicLink()) {
-    if (type.isDirectory()) return { kind: "folder", stats: statSync(absolute) };
-    if (type.isFile()) return { kind: "file", stats: statSync(absolute) };
-    return { kind: "other", what: otherKind(type) };
-  }
-  let stats: Stats;
-  try {
-    stats = statSync(absolute);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ELOOP") return { kind: "broken", why: "which leads back to itself through links (a loop)" };
-    if (code === "ENOENT" || code === "ENOTDIR") return { kind: "broken", why: "which does not exist" };
-    throw error;
-  }
-  if (stats.isDirectory()) return { kind: "folder", stats };
-  if (stats.isFile()) return { kind: "file", stats };
-  return { kind: "other", what: otherKind(stats) };
-}
 
 const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 interface Folder {
   rel: string;
   stats: Stats;
-  /** The link that leads to it, and the real path of the folder that holds the link. */
-  link?: { target: string; holder: string };
+}
+
+/** A folder reached through a link: what the link says, and the real path of the folder that holds it. */
+interface LinkedFolder extends Folder {
+  target: string;
+  holder: string;
 }
 
 /** An organization's walk: the folders read so far, by identity, with the path each was read at. */
@@ -171,17 +132,17 @@ class Walk {
    */
   organization(orgId: string, stats: Stats, isLink: boolean): void {
     const visited: Visited = new Map();
-    const links: Folder[] = [];
+    const links: LinkedFolder[] = [];
     const root: Folder = { rel: orgId, stats };
-    if (isLink) links.push({ ...root, link: { target: readlinkSync(this.absolute(orgId)), holder: this.realRoot } });
+    if (isLink) links.push({ ...root, target: readlinkSync(this.absolute(orgId)), holder: this.realRoot });
     else this.folder(root, visited, links);
     for (let next = links.shift(); next; next = links.shift()) {
       if (this.linkAccepted(next, visited)) this.folder(next, visited, links);
     }
   }
 
-  private linkAccepted(folder: Folder, visited: Visited): boolean {
-    const { target, holder } = folder.link!;
+  private linkAccepted(folder: LinkedFolder, visited: Visited): boolean {
+    const { target, holder } = folder;
     const real = realpathSync(this.absolute(folder.rel));
     const already = visited.get(identityOf(folder.stats));
     let message: string | undefined;
@@ -198,7 +159,7 @@ class Walk {
   }
 
   /** Reads `start` and the real folders below it (with a stack of its own: a tree may nest thousands deep); links found are queued on `links`. */
-  private folder(start: Folder, visited: Visited, links: Folder[]): void {
+  private folder(start: Folder, visited: Visited, links: LinkedFolder[]): void {
     for (let stack = [start], folder = stack.pop(); folder; folder = stack.pop()) {
       const already = visited.get(identityOf(folder.stats));
       if (already !== undefined) {
@@ -221,7 +182,7 @@ class Walk {
         const what = this.entry(rel, entry);
         if (what?.kind !== "folder" || isPostName(rel)) continue;
         if (!entry.isSymbolicLink()) subfolders.push({ rel, stats: what.stats });
-        else links.push({ rel, stats: what.stats, link: { target: readlinkSync(this.absolute(rel)), holder: realpathSync(this.absolute(folder.rel)) } });
+        else links.push({ rel, stats: what.stats, target: readlinkSync(this.absolute(rel)), holder: realpathSync(this.absolute(folder.rel)) });
       }
       // Reversed onto the stack, so folders are read in name order.
       stack.push(...subfolders.reverse());
