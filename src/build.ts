@@ -12,12 +12,13 @@ import { readSecrets } from "./audit/read-secrets.js";
 import { createBuildAudit } from "./audit/run-audit.js";
 import { needlesOf, redactSecrets } from "./audit/scan-secrets.js";
 import { writeEdgeDocumentOf } from "./edge/publish-document.js";
-import { planGeneration, previousRecords, readPreviousBuild } from "./emit/plan-generation.js";
+import { planGeneration, previousRecords, readPreviousBuild, type GenerationPlan } from "./emit/plan-generation.js";
 import { publishGeneration } from "./emit/publish-generation.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
 import { acquireBuildLock, assertReplaceable, treeStoreOf, type TreeStore } from "./emit/tree-store.js";
 import { discardGeneration, statsOfUnchanged, writeGeneration, type WrittenGeneration } from "./emit/write-generation.js";
 import { InvalidSourcesError, type Problem } from "./errors.js";
+import { postsWarned, treeFileWarnings, type TreeFileSize } from "./model/edge-file-limit.js";
 import { changedTags } from "./on-change/change-set.js";
 import { planOrg, type OrgPlan } from "./render/render-org.js";
 import type { BuildReport, OrgReport } from "./report.js";
@@ -146,6 +147,7 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
     };
   });
   const next = orgs.map((o) => o.nextPublishAt).filter((v): v is string => v !== null).sort()[0] ?? null;
+  const warnings = [...sources.warnings, ...treeFileWarnings(plannedFileSizes(plan, written), postsWarned(sources.warnings))];
   return {
     out: store.out,
     generation: published ? written!.gen.id : (previous.live?.id ?? null),
@@ -160,7 +162,17 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
     changedPaths: changes,
     changedTags: changedTagList,
     orgs,
+    warnings: warnings.sort(byWhere),
   };
+}
+
+/** The size of every file of this build's organizations, written now or kept from the live tree. */
+function plannedFileSizes(plan: GenerationPlan, written: WrittenGeneration | null): TreeFileSize[] {
+  const sizeOf = (rel: string) => written?.files.get(rel)?.[3] ?? plan.liveEntry(rel)?.[3] ?? 0;
+  return [
+    ...plan.outputs.map((output) => ({ rel: output.rel, bytes: output.bytes.length })),
+    ...plan.jobs.flatMap((job) => job.rels.map((rel) => ({ rel, bytes: sizeOf(rel), post: job.post.file }))),
+  ];
 }
 
 /**

@@ -28,6 +28,11 @@ export interface Problem {
   message: string;
 }
 
+/** Something in the sources a build accepts but a person should look at; `rule` names it, as lint rules are named. */
+export interface SourceWarning extends Problem {
+  rule: string;
+}
+
 export class InvalidSourcesError extends CdsnapError {
   constructor(readonly problems: Problem[]) {
     super(

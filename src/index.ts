@@ -14,7 +14,7 @@ export { ROUTES, ERROR_STATUS, OPERATIONS, cacheTagsOf, entityTagOf, type Server
 export { createChangeHook, type ChangeHook, type ChangeHookOptions, type HookRun } from "./on-change/hook-runner.js";
 export type { Change } from "./on-change/change-set.js";
 export { changeEventSchema, type ChangeEvent } from "./model/change-event.js";
-export { CdsnapError, InvalidSourcesError, UsageError, type Problem, type ErrorDetail } from "./errors.js";
+export { CdsnapError, InvalidSourcesError, UsageError, type Problem, type SourceWarning, type ErrorDetail } from "./errors.js";
 export * from "./model/api.js";
 export { businessDescriptionBody, businessOffersBody } from "./model/business.js";
 export { frontMatterSchema } from "./model/sources.js";

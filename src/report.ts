@@ -1,5 +1,6 @@
 /** D12: what a build did, per organization, for people and (with --json) for CI. */
 import type { ChangedPaths } from "./emit/write-generation.js";
+import type { SourceWarning } from "./errors.js";
 import type { OrgCounts } from "./render/render-org.js";
 
 /** Per organization: what was published and skipped (OrgCounts), and what was written. */
@@ -32,6 +33,11 @@ export interface BuildReport {
   /** The Cache-Tag values whose purge drops every cached answer at those paths (the on-change hook's `tags`). */
   changedTags: string[];
   orgs: OrgReport[];
+  /**
+   * What the build accepted but a person should look at, sorted by place: a
+   * link that leads nowhere, a post or tree file too large for the edge.
+   */
+  warnings: SourceWarning[];
 }
 
 interface Style {

@@ -1,13 +1,18 @@
 /**
- * `cdsnap check`: every problem the build would refuse (read with the build's
- * own readers, so the two can never disagree), plus the content lint of
- * lint-rules.ts, without writing anything: the database is opened read-only
- * and no output folder is involved.
+ * `cdsnap check`: every problem the build would refuse and every warning it
+ * would print (read with the build's own readers, so the two can never
+ * disagree), plus the content lint of lint-rules.ts, without writing anything:
+ * the database is opened read-only, no output folder is involved, and the
+ * tree files whose size matters are rendered in memory only.
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import type { Problem } from "../errors.js";
-import type { PostRecord } from "../model/snapshot.js";
+import { fileOf, parseApiPath } from "../api-paths.js";
+import { fileBytes } from "../emit/file-bytes.js";
+import type { Problem, SourceWarning } from "../errors.js";
+import { postsWarned, treeFileWarnings, type TreeFileSize } from "../model/edge-file-limit.js";
+import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
+import { planOrg, renderPostFiles, type RenderedFile } from "../render/render-org.js";
 import { loadSources } from "../sources/load-sources.js";
 import { loadBody } from "../sources/read-posts.js";
 import { LINT_RULES, type Finding, type LintRule } from "./lint-rules.js";
@@ -37,6 +42,9 @@ export interface CheckResult {
   errors: Finding[];
   warnings: Finding[];
   orgsChecked: number;
+  /** The `*.md` entries looked at, those the build refuses included. */
+  filesChecked: number;
+  /** The posts the build accepts, which the lint rules read. */
   postsChecked: number;
 }
 
@@ -48,6 +56,10 @@ function buildErrors(problems: readonly Problem[]): Finding[] {
   return problems.map((p) => ({ rule: "build", severity: "error", where: p.where, message: p.message }));
 }
 
+function buildWarnings(warnings: readonly SourceWarning[]): Finding[] {
+  return warnings.map((w) => ({ rule: w.rule, severity: "warning", where: w.where, message: w.message }));
+}
+
 interface LintSettings {
   contentDir: string;
   rules: readonly LintRule[];
@@ -55,7 +67,18 @@ interface LintSettings {
   now: number;
 }
 
-function lintOrg(posts: readonly PostRecord[], settings: LintSettings): Finding[] {
+function sizeOf(file: RenderedFile, post?: string): TreeFileSize {
+  const route = parseApiPath(file.path);
+  if (!route) throw new Error(`rendered a path the interface does not describe: ${file.path}`);
+  return { rel: fileOf(route), bytes: fileBytes(file.json).length, post };
+}
+
+/**
+ * Lints an organization's posts, and renders the tree files a build would
+ * make of them (in memory, one post at a time) to find those too large for
+ * the edge; `warned` names the posts whose file is too large already.
+ */
+function lintOrg(org: OrgSnapshot, posts: readonly PostRecord[], settings: LintSettings, warned: ReadonlySet<string>): Finding[] {
   const { contentDir, rules, postUrlPrefixes, now } = settings;
   const bySlug = new Map<string, PostRecord>();
   const byFile = new Map<string, PostRecord>();
@@ -63,6 +86,9 @@ function lintOrg(posts: readonly PostRecord[], settings: LintSettings): Finding[
     if (!bySlug.has(post.meta.slug)) bySlug.set(post.meta.slug, post);
     byFile.set(post.file, post);
   }
+  const plan = planOrg(org, posts, now);
+  const published = new Set(plan.posts);
+  const sizes = plan.files.map((file) => sizeOf(file));
   const fileExists = (rel: string) => existsSync(path.join(contentDir, rel));
   const perPost = posts.map((post) => {
     // The reader validated this file a moment ago; read again only to locate lines (synchronously, as the reader does).
@@ -73,11 +99,12 @@ function lintOrg(posts: readonly PostRecord[], settings: LintSettings): Finding[
       return [];
     }
     const body = post.body ?? loadBody(contentDir, post);
+    if (published.has(post)) sizes.push(...renderPostFiles(org.id, post, body, plan.categories).map((file) => sizeOf(file, post.file)));
     const source = locatePost(text, body);
     const scan = scanMarkdown(body, source.bodyLine);
     return rules.flatMap((rule) => rule({ post, source, scan, bySlug, byFile, fileExists, postUrlPrefixes, now }));
   });
-  return perPost.flat();
+  return [...perPost.flat(), ...buildWarnings(treeFileWarnings(sizes, warned))];
 }
 
 /**
@@ -91,8 +118,10 @@ function lintOrg(posts: readonly PostRecord[], settings: LintSettings): Finding[
 export async function checkSources(options: CheckOptions): Promise<CheckResult> {
   const now = (options.now ?? new Date()).getTime();
   const orgIds = options.orgs && options.orgs.length > 0 ? [...new Set(options.orgs)].sort() : undefined;
-  const { snapshot, posts, problems } = await loadSources({ db: options.db, content: options.content, orgs: orgIds });
-  const findings = buildErrors(problems);
+  const sources = await loadSources({ db: options.db, content: options.content, orgs: orgIds });
+  const { snapshot, posts, problems } = sources;
+  const findings = [...buildErrors(problems), ...buildWarnings(sources.warnings)];
+  const warned = postsWarned(sources.warnings);
   const settings: LintSettings = {
     contentDir: options.content,
     rules: options.rules ?? LINT_RULES,
@@ -103,7 +132,7 @@ export async function checkSources(options: CheckOptions): Promise<CheckResult> 
   for (const org of snapshot.orgs) {
     const orgPosts = posts!.byOrg.get(org.id) ?? [];
     postsChecked += orgPosts.length;
-    findings.push(...lintOrg(orgPosts, settings));
+    findings.push(...lintOrg(org, orgPosts, settings, warned));
   }
   const errors = findings.filter((f) => f.severity === "error").sort(byWhere);
   const warnings = findings.filter((f) => f.severity === "warning").sort(byWhere);
@@ -113,6 +142,7 @@ export async function checkSources(options: CheckOptions): Promise<CheckResult> 
     errors,
     warnings,
     orgsChecked: snapshot.orgs.length,
+    filesChecked: posts!.files,
     postsChecked,
   };
 }

@@ -51,11 +51,12 @@ export function registerBuild(program: Command): void {
         }),
       ).finally(progress.finish);
       if (flags.changedPaths) await writeFile(absolute(flags.changedPaths), `${JSON.stringify(report.changedPaths, null, 2)}\n`);
+      const quiet = flags.quiet === true || flags.json === true;
       // `ok` as in the JSON of a failed build (main.ts), so CI reads both the same way.
       if (flags.json) process.stdout.write(`${JSON.stringify({ ok: true, ...report })}\n`);
       else if (!flags.quiet) process.stdout.write(`${formatReport(report, styleFor(process.stdout))}\n`);
+      if (!quiet) for (const warning of report.warnings) process.stderr.write(`warning: ${warning.where}: ${warning.message}\n`);
       // The tree is published whatever the hook does: its failure is reported, and the exit code stays the build's.
-      const quiet = flags.quiet === true || flags.json === true;
       const hook = hookOf(flags, (run) => {
         if (run.status !== "ok" || !quiet) process.stderr.write(`${describeHookRun(run)}\n`);
       });

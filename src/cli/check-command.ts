@@ -39,7 +39,8 @@ export function formatCheck(result: CheckResult): string {
     ...result.errors.map((f) => `error   ${f.where}: ${f.message}  (${f.rule})`),
     ...result.warnings.map((f) => `warning ${f.where}: ${f.message}  (${f.rule})`),
   ];
-  const scope = `${plural(result.postsChecked, "post")} in ${plural(result.orgsChecked, "organization")}`;
+  // Every post file looked at: one the build refuses is counted too, so the count matches the folder.
+  const scope = `${plural(result.filesChecked, "post file")} in ${plural(result.orgsChecked, "organization")}`;
   if (lines.length > 0) lines.push("");
   lines.push(`check: ${plural(result.errors.length, "error")}, ${plural(result.warnings.length, "warning")} in ${scope}; ${verdictOf(result)}`);
   return lines.join("\n");
@@ -75,6 +76,7 @@ export function registerCheck(program: Command): void {
           errors: result.errors.map((f) => jsonProblem(f, content)),
           warnings: result.warnings.map((f) => jsonProblem(f, content)),
           orgsChecked: result.orgsChecked,
+          filesChecked: result.filesChecked,
           postsChecked: result.postsChecked,
         };
         process.stdout.write(`${JSON.stringify(json)}\n`);

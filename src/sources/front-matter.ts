@@ -13,6 +13,10 @@
  * anchors, aliases, merge keys, odd indentation, multi-line flow or quoted
  * scalars, invalid values) is read by `yaml` exactly as before, so every
  * message and line number stays the same.
+ *
+ * Neither reader sees front matter past the bounds of front-matter-bounds.ts
+ * (1 MiB, 64 levels of nesting, 1,000 keys in a mapping): it is refused with
+ * the line that passes them.
  */
 import { FAILSAFE_SCHEMA, Type, load as loadFast } from "js-yaml";
 import { LineCounter, Schema, parseDocument, isMap, isScalar, type Document, type ScalarTag } from "yaml";
@@ -20,6 +24,7 @@ import type { z } from "zod";
 import type { Problem } from "../errors.js";
 import { notAnOptionMessage } from "../model/issue-messages.js";
 import { parsePublishDate } from "../model/rules.js";
+import { boundsProblem, withinSizeBound } from "./front-matter-bounds.js";
 import { describeYamlErrors, quoteValue } from "./yaml-problems.js";
 import { shapeOf } from "./yaml-shape.js";
 import { frontMatterSchema, type FrontMatter } from "../model/sources.js";
@@ -52,14 +57,20 @@ function lineOf(doc: Document, counter: LineCounter, path: readonly PropertyKey[
   return 1;
 }
 
-function keyLine(doc: Document, counter: LineCounter, parent: readonly PropertyKey[], key: string): number {
+/**
+ * The line of each scalar key of the mapping at `parent`, the first where a key
+ * is given twice: read once per mapping, as a mapping of 60,000 unknown keys
+ * looked up one by one took minutes.
+ */
+function keyLines(doc: Document, counter: LineCounter, parent: readonly PropertyKey[]): Map<unknown, number> {
   const container = parent.length === 0 ? doc.contents : doc.getIn(parent as (string | number)[], true);
+  const lines = new Map<unknown, number>();
   if (isMap(container)) {
     for (const pair of container.items) {
-      if (isScalar(pair.key) && pair.key.value === key && pair.key.range) return counter.linePos(pair.key.range[0]).line;
+      if (isScalar(pair.key) && pair.key.range && !lines.has(pair.key.value)) lines.set(pair.key.value, counter.linePos(pair.key.range[0]).line);
     }
   }
-  return lineOf(doc, counter, parent);
+  return lines;
 }
 
 const KIND_OF: Record<string, string> = { number: "a number", boolean: "a yes/no value", object: "no value" };
@@ -92,9 +103,10 @@ function issuesToProblems(
   for (const issue of issues) {
     const at = (line: number) => `${file}:${line + firstLine - 1}`;
     if (issue.code === "unrecognized_keys") {
+      const lines = keyLines(doc, counter, issue.path);
       for (const key of issue.keys) {
         const member = [...issue.path, key].join(".");
-        problems.push({ where: at(keyLine(doc, counter, issue.path, key)), message: `${member}: unknown key` });
+        problems.push({ where: at(lines.get(key) ?? lineOf(doc, counter, issue.path)), message: `${member}: unknown key` });
       }
       continue;
     }
@@ -148,7 +160,7 @@ const FAST_SCHEMA = FAILSAFE_SCHEMA.extend({
 /** The post, when js-yaml may read it and it is valid; undefined sends it to `parsePostSlow`. */
 function parsePostFast(file: string, text: string): Parsed | undefined {
   const parts = splitFrontMatter(text.startsWith("\uFEFF") ? text.slice(1) : text);
-  if (typeof parts === "string") return undefined;
+  if (typeof parts === "string" || !withinSizeBound(parts.yaml)) return undefined;
   const lines = shapeOf(parts.yaml, FIRST_LINE);
   if (!lines) return undefined;
   let data: unknown;
@@ -180,6 +192,8 @@ export function parsePostSlow(file: string, text: string): Parsed {
   const unbom = text.startsWith("\uFEFF") ? text.slice(1) : text;
   const parts = splitFrontMatter(unbom);
   if (typeof parts === "string") return { problems: [{ where: `${file}:1`, message: parts }] };
+  const bounds = boundsProblem(parts.yaml, FIRST_LINE);
+  if (bounds) return { problems: [{ where: `${file}:${bounds.line}`, message: bounds.message }] };
 
   const counter = new LineCounter();
   const doc = parseDocument(parts.yaml, {
@@ -190,6 +204,8 @@ export function parsePostSlow(file: string, text: string): Parsed {
     strict: true,
     prettyErrors: false,
     lineCounter: counter,
+    // A mapping used as a key is an unknown key, said with its line; yaml would also print a Node warning of its own.
+    logLevel: "error",
   });
   const yamlErrors = [...doc.errors, ...doc.warnings];
   if (yamlErrors.length > 0) {

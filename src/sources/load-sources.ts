@@ -7,7 +7,7 @@
 import { openContractDatabase } from "../db/contract-schema.js";
 import type { Db } from "../db/open.js";
 import { readSnapshot, type SnapshotRead } from "../db/read-snapshot.js";
-import type { Problem } from "../errors.js";
+import type { Problem, SourceWarning } from "../errors.js";
 import type { PostRecord } from "../model/snapshot.js";
 import { crossCheck } from "./cross-check.js";
 import { readPosts, type PostsRead } from "./read-posts.js";
@@ -29,6 +29,8 @@ export interface LoadedSources<T> {
   posts: PostsRead | null;
   /** Everything a build refuses, database and posts alike, unsorted. */
   problems: Problem[];
+  /** What a build accepts but reports (posts.warnings), unsorted. */
+  warnings: SourceWarning[];
   /** What `alsoRead` read from the same connection. */
   extra: T;
 }
@@ -52,7 +54,7 @@ export async function loadSources<T = undefined>(
   }
   const problems: Problem[] = [...snapshot.problems];
   for (const id of snapshot.missing) problems.push({ where: `--org ${id}`, message: "no organization has this id" });
-  if (options.content === undefined) return { snapshot, posts: null, problems, extra };
+  if (options.content === undefined) return { snapshot, posts: null, problems, warnings: [], extra };
 
   const posts = await readPosts(options.content, options.orgs, { previous: options.previous, bodyBudget: options.bodyBudget });
   problems.push(...posts.problems);
@@ -64,5 +66,5 @@ export async function loadSources<T = undefined>(
     }
   }
   for (const org of snapshot.orgs) problems.push(...crossCheck(org, posts.byOrg.get(org.id) ?? []));
-  return { snapshot, posts, problems, extra };
+  return { snapshot, posts, problems, warnings: posts.warnings, extra };
 }

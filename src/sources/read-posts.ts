@@ -1,19 +1,20 @@
 /**
- * Finds and parses the markdown posts: `<content>/<orgId>/**\/*.md`. Every file
- * is checked to lie inside the content folder once symlinks are resolved, and
- * decoded as strict UTF-8.
+ * Finds (list-posts.ts) and parses the markdown posts: `<content>/<orgId>/**\/*.md`.
+ * Every file is checked to lie inside the content folder once symlinks are
+ * resolved, and decoded as strict UTF-8.
  *
  * Incremental builds hand in the records of the previous build: a file whose
  * identity (size, mtime, ctime, inode) is unchanged is not read again. Bodies
  * are kept in memory up to a budget and read again when rendering needs them,
  * so a 100k-post organization never holds every body at once.
  */
-import fg from "fast-glob";
-import { realpathSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { realpath } from "node:fs/promises";
-import { UsageError, type Problem } from "../errors.js";
+import { UsageError, type Problem, type SourceWarning } from "../errors.js";
+import { EDGE_FILE_LIMIT, postFileWarning } from "../model/edge-file-limit.js";
 import type { PostRecord } from "../model/snapshot.js";
 import { splitFrontMatter } from "./front-matter.js";
+import { listPosts } from "./list-posts.js";
 import { fingerprintOf, readText, type Opened } from "./parse-files.js";
 import { parseInParallel } from "./parse-pool.js";
 
@@ -24,6 +25,10 @@ export interface PostsRead {
   /** Posts per organization folder name. */
   byOrg: Map<string, PostRecord[]>;
   problems: Problem[];
+  /** What a build accepts but reports: a link with another name than `*.md` that leads nowhere, a post too large for the edge. */
+  warnings: SourceWarning[];
+  /** `*.md` entries looked at, those refused before parsing included. */
+  files: number;
   /** Files read and parsed, and files whose previous record was reused. */
   parsed: number;
   reused: number;
@@ -52,24 +57,18 @@ export async function readPosts(
   } catch {
     throw new UsageError(`content folder ${contentDir} does not exist`);
   }
-  const patterns = orgIds ? orgIds.map((id) => `${fg.escapePath(id)}/**/*.md`) : ["**/*.md"];
-  const entries = await fg(patterns, { cwd: contentDir, dot: false, followSymbolicLinks: true, onlyFiles: true, stats: true });
-  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-
-  const problems: Problem[] = [];
+  if (!statSync(realRoot).isDirectory()) throw new UsageError(`content folder ${contentDir} is a file, not a folder; pass the folder that holds the organizations' folders`);
+  const listing = listPosts(contentDir, realRoot, orgIds);
+  const problems: Problem[] = [...listing.problems];
   const byOrg = new Map<string, PostRecord[]>();
   for (const id of orgIds ?? []) byOrg.set(id, []);
-  const inOrgFolder = entries.filter((entry) => {
-    if (entry.path.includes("/")) return true;
-    problems.push({ where: entry.path, message: "is outside any organization folder; posts live in <content>/<orgId>/" });
-    return false;
-  });
+  const listed = listing.files;
 
   let parsed = 0;
   let reused = 0;
-  const results: (PostRecord | Problem[] | undefined)[] = inOrgFolder.map((entry) => {
-    const previous = options.previous?.get(entry.path);
-    if (previous && entry.stats && previous.fingerprint === fingerprintOf(entry.stats)) {
+  const results: (PostRecord | Problem[] | undefined)[] = listed.map((entry) => {
+    const previous = options.previous?.get(entry.rel);
+    if (previous && previous.fingerprint === fingerprintOf(entry.stats)) {
       reused++;
       const { body: _body, ...record } = previous;
       return record;
@@ -77,7 +76,7 @@ export async function readPosts(
     return undefined;
   });
   const toParse = results.flatMap((result, i) => (result === undefined ? [i] : []));
-  const rels = toParse.map((i) => inOrgFolder[i]!.path);
+  const rels = toParse.map((i) => listed[i]!.rel);
   let kept = 0;
   const budget = options.bodyBudget ?? DEFAULT_BODY_BUDGET;
   // Applied as each post is parsed, so no more bodies than the budget are ever held at once.
@@ -95,12 +94,14 @@ export async function readPosts(
       problems.push(...result);
       return;
     }
-    const orgId = inOrgFolder[i]!.path.split("/")[0]!;
+    const orgId = listed[i]!.rel.split("/")[0]!;
     const list = byOrg.get(orgId) ?? [];
     list.push(result);
     byOrg.set(orgId, list);
   });
-  return { byOrg, problems, parsed, reused, threads };
+  const warnings = [...listing.warnings];
+  for (const file of listed) if (file.stats.size > EDGE_FILE_LIMIT) warnings.push(postFileWarning(file.rel, file.stats.size));
+  return { byOrg, problems, warnings, files: listing.found, parsed, reused, threads };
 }
 
 /**

@@ -22,8 +22,20 @@ interface Unclosed {
   fix: string;
 }
 
-const CLOSED_SINGLE = /^'(?:[^']|'')*'$/;
-const CLOSED_DOUBLE = /^"(?:[^"\\]|\\[\s\S])*"$/;
+// Scans rather than regular expressions: a quoted value may be a megabyte long,
+// and a regular expression would walk it through its backtracking stack.
+function isClosedSingle(source: string): boolean {
+  return source.length >= 2 && source.startsWith("'") && source.endsWith("'") && !source.slice(1, -1).replaceAll("''", "").includes("'");
+}
+
+function isClosedDouble(source: string): boolean {
+  if (!source.startsWith('"')) return false;
+  for (let i = 1; i < source.length; i++) {
+    if (source[i] === "\\") i++;
+    else if (source[i] === '"') return i === source.length - 1;
+  }
+  return false;
+}
 
 /**
  * Flow collections and quoted scalars that run to the end of the YAML, in the
@@ -54,7 +66,7 @@ function unclosedOpenings(yaml: string): Unclosed[] {
       case "single-quoted-scalar":
       case "double-quoted-scalar": {
         const single = node.type === "single-quoted-scalar";
-        if (!(single ? CLOSED_SINGLE : CLOSED_DOUBLE).test(node.source)) {
+        if (!(single ? isClosedSingle : isClosedDouble)(node.source)) {
           const quote = single ? "'" : '"';
           found.push({ offset: node.offset, opener: `quote ${quote}`, closer: quote, fix: "close it" });
         }
@@ -74,8 +86,21 @@ function shown(line: string): string {
   return line.length <= MAX_SHOWN ? line : `${line.slice(0, MAX_SHOWN - 10)}…`;
 }
 
-/** `key: value` on one line, after its indentation and any `- `. */
-const KEY_VALUE = /^(\s*(?:-\s+)?)((?:"[^"]*"|'[^']*'|[^\s#'"][^:#]*?)):[ \t]+(.*?)\s*$/;
+/** `key: ` at the start of a line, after its indentation and any `- `. */
+const KEY_START = /^(\s*(?:-\s+)?)((?:"[^"]*"|'[^']*'|[^\s#'"][^:#]*?)):[ \t]+/;
+const LINE_BREAK = /[\n\r\u2028\u2029]/;
+
+/**
+ * The `key: value` of one line, the value without its trailing spaces. The
+ * value is cut with `trimEnd`: a lazy `(.*?)\s*$` took time quadratic in a run
+ * of spaces, minutes for a line of a few hundred kilobytes.
+ */
+function keyValueOf(line: string): { key: string; value: string } | undefined {
+  const start = KEY_START.exec(line);
+  if (!start) return undefined;
+  const value = line.slice(start[0].length).trimEnd();
+  return LINE_BREAK.test(value) ? undefined : { key: start[2]!, value };
+}
 
 /** A value as YAML text in quotes: double ones where it needs no escape, else single ones, else escaped. */
 export function quoteValue(value: string): string {
@@ -86,8 +111,8 @@ export function quoteValue(value: string): string {
 
 /** The `key: value` of a line, with the value quoted. */
 function quoted(line: string): string | undefined {
-  const match = KEY_VALUE.exec(line);
-  return match ? shown(`${match[2]}: ${quoteValue(match[3]!)}`) : undefined;
+  const match = keyValueOf(line);
+  return match ? shown(`${match.key}: ${quoteValue(match.value)}`) : undefined;
 }
 
 /**
@@ -135,6 +160,13 @@ export function describeYamlErrors(
   return [...problems].sort(([a], [b]) => a - b).map(([line, message]) => ({ line, message }));
 }
 
+const DUPLICATED_KEY = /^\s*(?:-\s+)?("[^"]*"|'[^']*'|[^:#]+?)\s*:/;
+// yaml refuses a key over 1024 characters, so on a line indented by fewer than
+// 1024 spaces the key lies in its first 2048; past that, yaml's own message is
+// said. The bound keeps the lazy match above from taking time quadratic in a
+// run of spaces.
+const KEY_SCAN_LENGTH = 2048;
+
 function problemOf(error: YAMLError, line: number, textOf: (line: number) => string, lastLine: number): YamlProblem {
   const text = textOf(line);
   const parserSays = error.message.split("\n")[0]!;
@@ -142,8 +174,8 @@ function problemOf(error: YAMLError, line: number, textOf: (line: number) => str
   switch (error.code) {
     case "BLOCK_AS_IMPLICIT_KEY": {
       if (!parserSays.startsWith("Nested mappings")) return at(parserSays);
-      const match = KEY_VALUE.exec(text);
-      const value = match?.[3] ?? "";
+      const match = keyValueOf(text);
+      const value = match?.value ?? "";
       if (value.includes(": ") || value.endsWith(":")) {
         const why = value.includes(": ") ? "a value containing ': '" : "a value ending in ':'";
         return at(`${why} must be quoted: ${quoted(text)}`);
@@ -152,7 +184,7 @@ function problemOf(error: YAMLError, line: number, textOf: (line: number) => str
       const next = nextContentLine(line, textOf, lastLine);
       if (!match || next === undefined) return at(parserSays);
       return at(
-        `this line is indented under ${match[2]} (line ${line}), which already has a value; indent it like the keys around it`,
+        `this line is indented under ${match.key} (line ${line}), which already has a value; indent it like the keys around it`,
         next,
       );
     }
@@ -162,12 +194,11 @@ function problemOf(error: YAMLError, line: number, textOf: (line: number) => str
       return at(suggestion && first ? `a value starting with '${first}' must be quoted: ${suggestion}` : parserSays);
     }
     case "DUPLICATE_KEY": {
-      const key = /^\s*(?:-\s+)?("[^"]*"|'[^']*'|[^:#]+?)\s*:/.exec(text)?.[1];
+      const key = DUPLICATED_KEY.exec(text.slice(0, KEY_SCAN_LENGTH))?.[1];
       return at(key ? `the key ${key} is given more than once; keep one` : parserSays);
     }
     case "UNEXPECTED_TOKEN": {
-      const match = KEY_VALUE.exec(text);
-      if (!parserSays.startsWith("Unexpected scalar at node end") || !match) return at(parserSays);
+      if (!parserSays.startsWith("Unexpected scalar at node end") || !keyValueOf(text)) return at(parserSays);
       return at(
         `text follows the end of the value (a value that opens with a quote or a bracket ends where it closes); ` +
           `quote the whole value: ${quoted(text)}`,

@@ -6,29 +6,13 @@
  * test/sources/front-matter-parity.test.ts). Anything outside it is read by
  * `yaml` alone.
  */
+import { isInlineValue, KEY } from "./yaml-inline.js";
 
 // Characters the two readers may treat differently, or that need a message:
 // controls (tab included), lone CRs, NEL and C1, Unicode line breaks, BOMs,
 // noncharacters; lone surrogates are checked apart (`isWellFormed`).
 const UNSAFE_CHAR = /[\x00-\x09\x0B\x0C\x0E-\x1F\x7F-\x9F\u2028\u2029\uFEFF\uFFFE\uFFFF]|\r(?!\n)/;
-// Keys: a short name, bare or quoted without escapes; short, so far from yaml's 1024-character key limit.
-// Not a bare null or boolean: yaml makes `null:` the key "", js-yaml "null".
-const KEY = String.raw`(?:(?!(?:[Nn]ull|NULL|[Tt]rue|TRUE|[Ff]alse|FALSE):)[A-Za-z_][\w-]{0,63}|"[\w-]{1,64}"|'[\w-]{1,64}')`;
 const KEY_ENTRY = new RegExp(String.raw`^(${KEY}):(?= |$)`);
-// Single-line scalars and flow collections, each followed by nothing or a comment after a space.
-const END = String.raw`(?: +#.*| *)$`;
-const SINGLE = String.raw`'(?:[^']|'')*'`;
-const DOUBLE = String.raw`"(?:[^"\\]|\\(?:[\\"/ntr]|u(?![Dd][89A-Fa-f])[0-9A-Fa-f]{4}))*"`;
-// No indicator first, but '-', '?' or ':' before a safe character; ': ' and ' #' would end it.
-// Inside [ ] or { }, no flow indicators and ':' only before a safe character.
-const PLAIN_FIRST = String.raw`(?:[^-?:,[\]{}#&*!|>'"%@\` ]|[-?:](?=[^ ,[\]{}#]))`;
-const BLOCK_PLAIN = String.raw`${PLAIN_FIRST}(?:[^:# ]|:(?! |$)|#| +(?=[^ #]))*`;
-const FLOW_PLAIN = String.raw`${PLAIN_FIRST}(?:[^,[\]{}:# ]|:(?=[^ ,[\]{}])|#| +(?=[^ ,[\]{}#:]))*`;
-const FLOW_ITEM = `(?:${SINGLE}|${DOUBLE}|${FLOW_PLAIN})`;
-const FLOW_PAIR = `${KEY}: +${FLOW_ITEM}`;
-const FLOW_SEQ = String.raw`\[ *(?:${FLOW_ITEM}(?: *, *${FLOW_ITEM})* *)?\]`;
-const FLOW_MAP = String.raw`\{ *(?:${FLOW_PAIR}(?: *, *${FLOW_PAIR})* *)?\}`;
-const INLINE = new RegExp(`^(?:${SINGLE}|${DOUBLE}|${FLOW_SEQ}|${FLOW_MAP}|${BLOCK_PLAIN})${END}`);
 // `|` or `>` with optional chomping; an explicit indentation indicator is left to yaml.
 const BLOCK_HEADER = /^[|>][-+]?(?: +#.*| *)$/;
 const BLANK_OR_COMMENT = /^ *(?:#.*)?$/;
@@ -44,7 +28,7 @@ function indentOf(line: string): number {
 
 /**
  * Checks, line by line, that front matter stays within block mappings and
- * sequences indented with spaces, keys as above, and values that are
+ * sequences indented with spaces, keys as `KEY` (yaml-inline.ts), and values that are
  * single-line scalars, single-line flow collections of scalars, or `|`/`>`
  * block scalars whose lines are all indented alike. Within that shape js-yaml
  * and yaml read the same values and yaml reports no problem but a duplicate
@@ -135,7 +119,7 @@ class Shape {
 
   /** A value after `key: ` or `- `; a block scalar's lines must be indented deeper than `parent`. */
   private value(text: string, parent: number): boolean {
-    return BLOCK_HEADER.test(text) ? this.blockScalar(parent) : INLINE.test(text);
+    return BLOCK_HEADER.test(text) ? this.blockScalar(parent) : isInlineValue(text);
   }
 
   private blockScalar(parent: number): boolean {

@@ -32,6 +32,7 @@ interface JsonResult {
   errors: JsonFinding[];
   warnings: JsonFinding[];
   orgsChecked: number;
+  filesChecked: number;
   postsChecked: number;
 }
 
@@ -97,7 +98,7 @@ describe("cdsnap check", () => {
       line: 18,
       message: "[3] cites reference 3, but references has 2 entries",
     });
-    expect(result).toMatchObject({ orgsChecked: 2, postsChecked: 4 });
+    expect(result).toMatchObject({ orgsChecked: 2, filesChecked: 4, postsChecked: 4 });
     expect(run.stderr).toBe("");
   });
 
@@ -114,7 +115,7 @@ describe("cdsnap check", () => {
     const firstWarning = lines.findIndex((l) => l.startsWith("warning"));
     expect(lines.slice(0, firstWarning).every((l) => l.startsWith("error"))).toBe(true);
     expect(lines.at(-1)).toBe(
-      "check: 4 errors, 6 warnings in 4 posts in 2 organizations; a build would fail on the 2 errors marked (build) and publish nothing; " +
+      "check: 4 errors, 6 warnings in 4 post files in 2 organizations; a build would fail on the 2 errors marked (build) and publish nothing; " +
         "the other 2 are lint errors, which a build would publish visibly broken",
     );
   });
@@ -125,7 +126,7 @@ describe("cdsnap check", () => {
     const run = await runCli(args(fx));
     expect(run.code).toBe(1);
     expect(run.stdout.trimEnd().split("\n").at(-1)).toBe(
-      "check: 1 error, 0 warnings in 1 post in 2 organizations; a build would succeed, but publish the lint error visibly broken; fix it first",
+      "check: 1 error, 0 warnings in 1 post file in 2 organizations; a build would succeed, but publish the lint error visibly broken; fix it first",
     );
     const json = await runCli(args(fx, "--json"));
     expect(json.code).toBe(1);
@@ -143,8 +144,22 @@ describe("cdsnap check", () => {
     const run = await runCli(args(fx));
     expect(run.code).toBe(1);
     expect(run.stdout.trimEnd().split("\n").at(-1)).toBe(
-      "check: 2 errors, 0 warnings in 2 posts in 2 organizations; a build would fail on the 2 errors marked (build) and publish nothing",
+      "check: 2 errors, 0 warnings in 2 post files in 2 organizations; a build would fail on the 2 errors marked (build) and publish nothing",
     );
+  });
+
+  test("the summary counts every post file looked at, those the build refuses included", async () => {
+    fx = await makeCheckFixture();
+    for (const slug of ["a", "b", "c", "d"]) await writePost(fx, `acme/${slug}.md`, post(slug));
+    await writePost(fx, "acme/broken.md", post("broken", ["colour: red"]));
+    const run = await runCli(args(fx));
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("error   acme/broken.md:8: colour: unknown key  (build)");
+    expect(run.stdout.trimEnd().split("\n").at(-1)).toBe(
+      "check: 1 error, 0 warnings in 5 post files in 2 organizations; a build would fail on the error marked (build) and publish nothing",
+    );
+    const json = JSON.parse((await runCli(args(fx, "--json"))).stdout) as JsonResult;
+    expect(json).toMatchObject({ filesChecked: 5, postsChecked: 4 });
   });
 
   test("warnings alone exit 0", async () => {
@@ -152,7 +167,7 @@ describe("cdsnap check", () => {
     await writePost(fx, "acme/a.md", post("a", ["featuredImage: { url: /a.jpg, alt: '' }"]));
     const run = await runCli(args(fx));
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain("check: 0 errors, 1 warning in 1 post in 2 organizations; a build would accept these sources");
+    expect(run.stdout).toContain("check: 0 errors, 1 warning in 1 post file in 2 organizations; a build would accept these sources");
   });
 
   test("clean sources exit 0 with --json ok", async () => {
@@ -160,7 +175,7 @@ describe("cdsnap check", () => {
     await writePost(fx, "acme/a.md", post("a"));
     const run = await runCli(args(fx, "--json"));
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ ok: true, buildOk: true, errors: [], warnings: [], orgsChecked: 2, postsChecked: 1 });
+    expect(JSON.parse(run.stdout)).toEqual({ ok: true, buildOk: true, errors: [], warnings: [], orgsChecked: 2, filesChecked: 1, postsChecked: 1 });
   });
 
   test("--org checks only that organization's folder", async () => {
@@ -168,7 +183,7 @@ describe("cdsnap check", () => {
     await writePost(fx, "acme/a.md", post("a", ["category: nowhere"]));
     await writePost(fx, "other/b.md", post("b"));
     const acme = JSON.parse((await runCli(args(fx, "--json", "--org", "other"))).stdout) as JsonResult;
-    expect(acme).toMatchObject({ ok: true, orgsChecked: 1, postsChecked: 1 });
+    expect(acme).toMatchObject({ ok: true, orgsChecked: 1, filesChecked: 1, postsChecked: 1 });
     const missing = await runCli(args(fx, "--org", "nobody"));
     expect(missing.code).toBe(1);
     expect(missing.stdout).toContain("--org nobody: no organization has this id");

@@ -1,10 +1,12 @@
 /**
  * Area 8, hostile content sources: malformed front matter, YAML tricks (alias
  * bombs, `!!js` tags, merge keys, `__proto__`), `---js` blocks, BOM and CRLF
- * files, bytes that are not UTF-8, symbolic links out of the content folder or
- * in a loop, and a 50 MB post. Each build through the CLI ends with a clear
- * error (exit 1, `file:line: what`, the live tree untouched) or a correct tree:
- * never a hang, never exit 70, never a signal.
+ * files, bytes that are not UTF-8, front matter of megabytes, nested 50,000
+ * deep or of 60,000 keys, symbolic links out of the content folder, dangling
+ * or in a loop, a folder named `*.md`, and a 50 MB post. Each build through the CLI ends with a
+ * clear error (exit 1, `file:line: what`, the live tree untouched) or a correct
+ * tree, with the warnings it owes: never a hang, never exit 70, never a signal,
+ * never a post left out in silence.
  */
 import { existsSync } from "node:fs";
 import { cp, mkdir, readFile, readlink, rm, symlink, writeFile } from "node:fs/promises";
@@ -36,6 +38,8 @@ interface Case {
   /** For errors: a piece of the message; for builds: a check of the published post. */
   message?: RegExp;
   check?: (out: string) => Promise<void>;
+  /** For builds: a warning the build must print on stderr. */
+  warns?: RegExp;
   timeoutMs?: number;
 }
 
@@ -153,9 +157,68 @@ const CASES: Case[] = [
     message: /outside the content folder/,
   },
   { name: "a link to /etc/passwd", files: () => ({ "passwd.md": { link: "/etc/passwd" } }), expect: "error", message: /outside the content folder/ },
-  { name: "a dangling link", files: () => ({ "gone.md": { link: "/nonexistent/nowhere.md" } }), expect: "either" },
-  { name: "a folder linked to itself", files: () => ({ x: { link: "." }, "ok.md": GOOD("loop-sibling") }), expect: "error", message: /also used by/ },
-  { name: "two folders linked to each other", files: () => ({ a: { link: "b" }, b: { link: "a" } }), expect: "build" },
+  {
+    name: "a dangling link",
+    files: () => ({ "gone.md": { link: "/nonexistent/nowhere.md" } }),
+    expect: "error",
+    message: /^demo\/hostile\/gone\.md: is a symbolic link to \/nonexistent\/nowhere\.md, which does not exist; fix the link or remove it$/m,
+  },
+  {
+    name: "two posts linked to each other",
+    files: () => ({ "a.md": { link: "b.md" }, "b.md": { link: "a.md" } }),
+    expect: "error",
+    message: /^demo\/hostile\/a\.md: is a symbolic link to b\.md, which leads back to itself through links \(a loop\)/m,
+  },
+  { name: "a post linked to itself", files: () => ({ "loop.md": { link: "loop.md" } }), expect: "error", message: /^demo\/hostile\/loop\.md: .*\(a loop\)/m },
+  { name: "a folder named *.md", files: () => ({ "adir.md/inner.md": GOOD("inner") }), expect: "error", message: /^demo\/hostile\/adir\.md: is a folder, not a post/m },
+  {
+    name: "a folder linked to itself",
+    files: () => ({ x: { link: "." }, "ok.md": GOOD("loop-sibling") }),
+    expect: "error",
+    message: /^demo\/hostile\/x: links back to \. \(demo\/hostile\/\), a folder that holds it \(a loop\)/m,
+  },
+  {
+    name: "a folder linked back up to its organization's folder",
+    files: () => ({ up: { link: ".." }, "ok.md": GOOD("up-sibling") }),
+    expect: "error",
+    message: /^demo\/hostile\/up: links back to \.\. \(demo\/\), a folder that holds it \(a loop\)/m,
+  },
+  {
+    name: "two folders linked to each other",
+    files: () => ({ a: { link: "b" }, b: { link: "a" } }),
+    expect: "build",
+    warns: /^warning: demo\/hostile\/a: is a symbolic link to b, which leads back to itself through links \(a loop\); it is skipped/m,
+  },
+  {
+    name: "a 10 MB title",
+    files: () => ({ "x.md": GOOD("long-title").replace("title: Hostile long-title", `title: ${"a".repeat(10 * 2 ** 20)}`) }),
+    expect: "error",
+    message: /^demo\/hostile\/x\.md:3: front matter: is 10,24\d KiB, over the limit of 1,024 KiB \(1 MiB\), which this line passes; /m,
+  },
+  {
+    name: "an 8 MB title of words",
+    files: () => ({ "x.md": GOOD("words").replace("title: Hostile words", `title: ${"word ".repeat(Math.floor((8 * 2 ** 20) / 5))}`) }),
+    expect: "error",
+    message: /^demo\/hostile\/x\.md:3: front matter: is 8,19\d KiB, over the limit/m,
+  },
+  {
+    name: "YAML lists nested 50,000 deep",
+    files: () => ({ "x.md": GOOD("deep-flow", `tags: ${"[".repeat(50_000)}${"]".repeat(50_000)}\n`) }),
+    expect: "error",
+    message: /^demo\/hostile\/x\.md:8: front matter: lists and mappings nest more than 64 levels deep here/m,
+  },
+  {
+    name: "60,000 keys in the front matter",
+    files: () => ({ "x.md": GOOD("many-keys", Array.from({ length: 60_000 }, (_, i) => `k${i}: v\n`).join("")) }),
+    expect: "error",
+    message: /^demo\/hostile\/x\.md:1002: front matter: this key is past the 1,000 keys of one mapping/m,
+  },
+  {
+    name: "YAML sequences nested 50,000 deep",
+    files: () => ({ "x.md": GOOD("deep-block", `tags:\n${"- ".repeat(50_000)}x\n`) }),
+    expect: "error",
+    message: /^demo\/hostile\/x\.md:9: front matter: lists and mappings nest more than 64 levels deep here/m,
+  },
   {
     name: "a 50 MB post",
     files: () => {
@@ -164,6 +227,7 @@ const CASES: Case[] = [
     },
     expect: "build",
     timeoutMs: 300_000,
+    warns: /^warning: demo\/hostile\/big\.md: is 50\.0 MiB, .*Cloudflare Workers static assets refuse files over 25 MiB/m,
     check: async (out) => {
       const post = await detail(out, "big-post");
       expect(post.content.length).toBeGreaterThan(50 * 2 ** 20 - 100);
@@ -177,6 +241,7 @@ const CASES: Case[] = [
     },
     expect: "build",
     timeoutMs: 300_000,
+    warns: /^warning: demo\/hostile\/big\.md: is 50\.0 MiB, /m,
   },
   { name: "50 MB of binary noise", files: () => ({ "noise.md": Buffer.alloc(50 * 2 ** 20, 0xff) }), expect: "error", timeoutMs: 120_000 },
 ];
@@ -247,6 +312,7 @@ describe("hostile content sources", () => {
       } else {
         expect(run.code, `${c.name}: ${run.stderr}`).toBe(0);
         expect((await treeDigest(site.out)).unparsable).toEqual([]);
+        if (c.warns) expect(run.stderr).toMatch(c.warns);
         await c.check?.(site.out);
         figures.builds++;
       }

@@ -238,11 +238,16 @@ describe("YAML mistakes: each said once, at the line to change, with the change 
     ]);
   });
 
-  test("thousands of unclosed brackets: one problem, no stack overflow, the suggested line cut short", () => {
+  test("thousands of unclosed brackets: one problem at their line, no stack overflow", () => {
     const problems = refused(doc({}, [`excerpt: ${"[".repeat(5_000)}`]));
+    expect(problems).toEqual([{ where: `${FILE}:8`, message: expect.stringMatching(/^front matter: lists and mappings nest more than 64 levels deep here/) }]);
+  });
+
+  test("sixty unclosed brackets, within the nesting bound: the suggested line cut short", () => {
+    const problems = refused(doc({}, [`excerpt: ${"[".repeat(60)}${"x".repeat(200)}`]));
     expect(problems).toHaveLength(1);
     expect(problems[0]!.where).toBe(`${FILE}:8`);
-    expect(problems[0]!.message).toMatch(/^front matter: the '\[' on line 8 is never closed; end the list with '\]' on the same line: excerpt: \[+…$/);
+    expect(problems[0]!.message).toMatch(/^front matter: the '\[' on line 8 is never closed; end the list with '\]' on the same line: excerpt: \[+x+…$/);
     expect(problems[0]!.message.length).toBeLessThan(300);
   });
 
