@@ -5,6 +5,12 @@
  */
 import { statSync, type Dirent, type Stats } from "node:fs";
 
+/** The entry was removed after its folder was listed. */
+export function isGone(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
 /** Why an entry cannot be read, said to a person. */
 export function unreadable(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;

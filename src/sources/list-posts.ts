@@ -23,7 +23,7 @@
 import { lstatSync, readdirSync, readlinkSync, realpathSync, type Dirent, type Stats } from "node:fs";
 import path from "node:path";
 import type { Problem, SourceWarning } from "../errors.js";
-import { classify, unreadable, type Classified, type EntryType } from "./entry-kind.js";
+import { classify, isGone, unreadable, type Classified, type EntryType } from "./entry-kind.js";
 
 export interface PostFile {
   /** Relative to the content folder, with `/`. */
@@ -96,14 +96,18 @@ class Walk {
     // Any other file is nothing to cdsnap: not even looked at.
     if (!post && !type.isSymbolicLink() && !type.isDirectory()) return undefined;
     let what: Classified;
+    let target: string | undefined;
     try {
       what = classify(this.absolute(rel), type);
+      if (what.kind === "broken") target = readlinkSync(this.absolute(rel));
     } catch (error) {
+      // Removed since its folder was listed (an editor replacing a file, a checkout): it is not there, and its neighbours still are.
+      if (isGone(error)) return undefined;
       if (post) this.refuse(rel, unreadable(error));
       return undefined;
     }
     if (what.kind === "broken") {
-      const message = `is a symbolic link to ${readlinkSync(this.absolute(rel))}, ${what.why}`;
+      const message = `is a symbolic link to ${target}, ${what.why}`;
       if (post) this.refuse(rel, `${message}; fix the link or remove it`);
       else this.warnings.push({ rule: "broken-link", where: rel, message: `${message}; it is skipped, and if it stood for a folder of posts, they are not built` });
     } else if (!post) {
@@ -172,7 +176,7 @@ class Walk {
       try {
         entries = readdirSync(this.absolute(folder.rel), { withFileTypes: true }).sort(byName);
       } catch (error) {
-        this.problems.push({ where: `${folder.rel}/`, message: unreadable(error) });
+        if (!isGone(error)) this.problems.push({ where: `${folder.rel}/`, message: unreadable(error) });
         continue;
       }
       const subfolders: Folder[] = [];

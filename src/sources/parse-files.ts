@@ -12,6 +12,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync, 
 import path from "node:path";
 import type { Problem } from "../errors.js";
 import type { PostRecord } from "../model/snapshot.js";
+import { isGone, unreadable } from "./entry-kind.js";
 import { deriveExcerpt } from "../render/excerpt.js";
 import { parsePost } from "./front-matter.js";
 
@@ -97,7 +98,8 @@ function parseOne(
     opened = readText(realRoot, contentDir, rel, realDirs);
   } catch (error) {
     if (error instanceof SourceProblem) return [error.problem];
-    return [{ where: rel, message: `cannot be read: ${(error as Error).message}` }];
+    if (isGone(error)) return [{ where: rel, message: "was removed while the build was reading the posts; run the build again" }];
+    return [{ where: rel, message: unreadable(error) }];
   }
   const result = parsePost(rel, opened.text);
   if (!result.post) return result.problems;
