@@ -143,6 +143,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
       if (full) known = new Set(report.orgs.map((o) => o.orgId));
       lastFailed = false;
       print(describeSuccess(report, effective), "info");
+      for (const warning of report.warnings) print(`warning: ${warning.where}: ${warning.message}`, "error");
       return true;
     } catch (error) {
       lastFailed = true;

@@ -3,7 +3,7 @@
  * server on port 0, and edits made the way an editor makes them. Edit, break,
  * fix: the last good tree is served throughout, and recovery needs no restart.
  */
-import { mkdir, mkdtemp, rm, unlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -108,6 +108,15 @@ describe("cdsnap dev", () => {
       async () => (await get<{ categoryName: string }>("contents/by-slug/first")).body.categoryName === "Brewing, renamed",
       "the renamed category is served",
     );
+  });
+
+  test("a build's warnings are printed", async () => {
+    const from = printed.length;
+    await symlink(path.join(dir, "nowhere"), path.join(content, "demo", "images"));
+    await writeFile(path.join(content, "demo", "first.md"), postText("Title beside a broken link"));
+    await output.until(async () => (await titleOfFirst()) === "Title beside a broken link", "the post saved beside the link is served");
+    expect(printed.slice(from)).toContainEqual(expect.stringMatching(/^warning: demo\/images: is a symbolic link to .*nowhere, which does not exist/));
+    await unlink(path.join(content, "demo", "images"));
   });
 
   test("files that are not posts change nothing, and a quiet folder stays quiet (no rebuild loop)", async () => {
