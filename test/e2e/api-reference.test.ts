@@ -88,7 +88,7 @@ async function openReference(): Promise<Page> {
       .locator('img[alt="redocly logo"]')
       .evaluateAll((images: { complete: boolean; naturalWidth: number }[]) => images.some((img) => img.complete && img.naturalWidth > 0));
   const problems = () => offFile.length + consoleErrors.length + pageErrors.length;
-  await expect.poll(async () => problems() > 0 || (await logoLoaded()), { timeout: 10_000 }).toBe(true);
+  await expect.poll(async () => problems() > 0 || (await logoLoaded()), { timeout: 30_000 }).toBe(true);
   expectNothingWentWrong();
   return page;
 }
@@ -139,7 +139,7 @@ describe.skipIf(!HAVE_CHROMIUM && !CHROMIUM_REQUIRED)("the API reference page, o
       await page.goto(`${pageUrl}#/${anchor}`);
       const section = page.locator(`[id="${anchor}"]`);
       try {
-        await section.waitFor({ timeout: 5_000 });
+        await section.waitFor({ timeout: 30_000 });
       } catch {
         throw new Error(`${op.method} ${op.path} (${op.operationId}) is not on the page: no section at #/${anchor}`);
       }

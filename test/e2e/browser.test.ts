@@ -101,7 +101,7 @@ async function served<T>(orgId: string, key: string, apiPath: string): Promise<T
 async function open(pagePath: string): Promise<{ page: Page; state: string }> {
   const page = await context.newPage();
   await page.goto(`${pageOrigin}${pagePath}`);
-  await page.waitForSelector("body:not([data-state=loading])", { timeout: 10_000 });
+  await page.waitForSelector("body:not([data-state=loading])", { timeout: 30_000 });
   return { page, state: (await page.getAttribute("body", "data-state")) ?? "" };
 }
 
