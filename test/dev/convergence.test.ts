@@ -12,9 +12,9 @@ import { mkdir, mkdtemp, open, rename, rm, unlink, writeFile } from "node:fs/pro
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
-import { DEMO_READ_KEY, seedDemo } from "../../src/db/demo-seed.js";
-import { migrate } from "../../src/db/migrations.js";
+import { DEMO_READ_KEY } from "../../src/db/demo-seed.js";
 import { openDatabase } from "../../src/db/open.js";
+import { createDatabase } from "../fixtures/database.js";
 import { startDev, type RunningDev } from "../../src/dev/dev-server.js";
 import { startCpuHogs, type CpuHogs } from "../fixtures/cpu-hog.js";
 import { DevOutput } from "../fixtures/dev-output.js";
@@ -82,13 +82,7 @@ beforeAll(async () => {
   db = path.join(dir, "db.sqlite");
   content = path.join(dir, "content");
   await mkdir(path.join(content, "demo"), { recursive: true });
-  const handle = openDatabase(db, { create: true });
-  try {
-    migrate(handle);
-    seedDemo(handle);
-  } finally {
-    handle.close();
-  }
+  createDatabase(db, { demo: true });
   hogs = await startCpuHogs();
 });
 

@@ -7,9 +7,9 @@ import { mkdir, mkdtemp, rm, symlink, unlink, writeFile } from "node:fs/promises
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { DEMO_READ_KEY, seedDemo } from "../../src/db/demo-seed.js";
-import { migrate } from "../../src/db/migrations.js";
+import { DEMO_READ_KEY } from "../../src/db/demo-seed.js";
 import { openDatabase } from "../../src/db/open.js";
+import { createDatabase } from "../fixtures/database.js";
 import { startDev, type RunningDev } from "../../src/dev/dev-server.js";
 import { DevOutput } from "../fixtures/dev-output.js";
 
@@ -40,13 +40,7 @@ beforeAll(async () => {
   db = path.join(dir, "db.sqlite");
   content = path.join(dir, "content");
   await mkdir(path.join(content, "demo"), { recursive: true });
-  const handle = openDatabase(db, { create: true });
-  try {
-    migrate(handle);
-    seedDemo(handle);
-  } finally {
-    handle.close();
-  }
+  createDatabase(db, { demo: true });
   await writeFile(path.join(content, "demo", "first.md"), postText("First title"));
   await writeFile(path.join(content, "demo", "second.md"), postText("Second post", "second"));
   dev = await startDev({ db, content, out: path.join(dir, "site"), port: 0, print: output.print });

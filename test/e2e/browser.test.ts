@@ -20,9 +20,9 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { pollUntil } from "../fixtures/wait.js";
 import { CHROMIUM_REQUIRED, HAVE_CHROMIUM, launchChromium, warnIfNoChromium } from "../fixtures/chromium.js";
 import { build } from "../../src/build.js";
-import { DEMO_READ_KEY, HARBOR_READ_KEY, seedDemo } from "../../src/db/demo-seed.js";
-import { migrate } from "../../src/db/migrations.js";
+import { DEMO_READ_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
 import { openDatabase } from "../../src/db/open.js";
+import { createDatabase } from "../fixtures/database.js";
 import { startServer, type RunningServer } from "../../src/server/create-server.js";
 
 const CONTENT = fileURLToPath(new URL("../../content", import.meta.url));
@@ -111,13 +111,7 @@ describe.skipIf(!HAVE_CHROMIUM && !CHROMIUM_REQUIRED)("in headless Chromium", ()
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "cdsnap-e2e-"));
     db = path.join(dir, "db.sqlite");
-    const handle = openDatabase(db, { create: true });
-    try {
-      migrate(handle);
-      seedDemo(handle);
-    } finally {
-      handle.close();
-    }
+    createDatabase(db, { demo: true });
     const out = path.join(dir, "site");
     await build({ db, content: CONTENT, out });
     api = await startServer({ db, out, port: 0, authRefreshMs: 20, log: (line) => log.push(line as LogLine) });
