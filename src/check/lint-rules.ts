@@ -8,7 +8,7 @@
  * long description).
  */
 import path from "node:path";
-import { codePointLength, SLUG_PATTERN } from "../model/rules.js";
+import { codePointLength, isBlank, SLUG_PATTERN } from "../model/rules.js";
 import type { PostRecord } from "../model/snapshot.js";
 import type { PostSource } from "./post-source.js";
 import type { BodyScan } from "./scan-markdown.js";
@@ -129,11 +129,12 @@ export const seoDescriptionTooLong: LintRule = (ctx) => {
 /** An SEO title (or the title standing in for it, D3) longer than a search result shows (warning). */
 export const seoTitleTooLong: LintRule = (ctx) => {
   const explicit = ctx.post.meta.seoMetadata?.title;
-  const title = explicit ?? ctx.post.meta.title;
+  const title = isBlank(explicit) ? ctx.post.meta.title : explicit;
   const length = codePointLength(title);
   if (length <= SEO_TITLE_MAX) return [];
-  const [member, line] =
-    explicit === undefined ? ["title (the SEO title when seoMetadata.title is absent)", ctx.source.lineOf(["title"])] : ["seoMetadata.title", ctx.source.lineOf(["seoMetadata", "title"])];
+  const [member, line] = isBlank(explicit)
+    ? ["title (the SEO title when seoMetadata.title is absent or blank)", ctx.source.lineOf(["title"])]
+    : ["seoMetadata.title", ctx.source.lineOf(["seoMetadata", "title"])];
   return [
     finding(ctx, "seo-title-too-long", "warning", line, `${member} is ${length} characters; search results show about ${SEO_TITLE_MAX}`),
   ];

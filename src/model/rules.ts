@@ -7,6 +7,11 @@ import { z } from "zod";
 import { ID_PATTERN, RESERVED_ID, SLUG_PATTERN } from "./id-patterns.js";
 
 /** Lengths in the spec count Unicode code points, not UTF-16 units. */
+/** D3: an optional member that is absent or blank (empty or whitespace only) takes its default. */
+export function isBlank(value: string | undefined): value is undefined {
+  return value === undefined || value.trim() === "";
+}
+
 export function codePointLength(value: string): number {
   let n = 0;
   for (const _ of value) n++;

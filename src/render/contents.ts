@@ -6,6 +6,7 @@ import {
   type ContentSummary,
   type Reference,
 } from "../model/api.js";
+import { isBlank } from "../model/rules.js";
 import type { CategoryRecord, PostRecord } from "../model/snapshot.js";
 import { compareCodeUnits } from "./canonical-json.js";
 
@@ -35,8 +36,7 @@ function referencesOf(post: PostRecord): Reference[] | null {
   }));
 }
 
-/** D3: a default applies when the member is absent or blank (empty or whitespace only). */
-const orDefault = (value: string | undefined, fallback: string) => (value === undefined || value.trim() === "" ? fallback : value);
+const orDefault = (value: string | undefined, fallback: string) => (isBlank(value) ? fallback : value);
 
 function summaryFields(post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>) {
   const meta = post.meta;

@@ -205,6 +205,14 @@ describe("seo-title-too-long (warning)", () => {
     expect(ofRule(await check(fx), "seo-title-too-long").map((f) => f.where)).toEqual(["acme/a.md:3"]);
   });
 
+  test("a blank SEO title is no SEO title: the long title standing in for it is reported at the title line", async () => {
+    await writePost(fx, "acme/a.md", post("a", ['seoMetadata: { title: "  " }']).replace("title: Post a", `title: ${"t".repeat(70)}`));
+    const found = ofRule(await check(fx), "seo-title-too-long");
+    expect(found.map((f) => [f.where, f.message])).toEqual([
+      ["acme/a.md:3", "title (the SEO title when seoMetadata.title is absent or blank) is 70 characters; search results show about 60"],
+    ]);
+  });
+
   test("a long title with a short SEO title, or 60 characters, pass", async () => {
     await writePost(fx, "acme/a.md", post("a", ["seoMetadata: { title: Short }"]).replace("title: Post a", `title: ${"t".repeat(70)}`));
     await writePost(fx, "acme/b.md", post("b", ["seoMetadata:", `  title: ${"t".repeat(60)}`]));
