@@ -24,6 +24,7 @@ import {
 import type { BuildReport } from "../../src/report.js";
 import { buildFixture, type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
 import { listFiles, liveGenerationOf, readPages, readTreeJson, stateDirOf } from "../fixtures/tree.js";
+import { DEMO_BLOCK_IDS } from "../fixtures/demo-answers.js";
 
 const ORG = "demo";
 let fx: Fixture;
@@ -130,16 +131,7 @@ describe("D2: deterministic orderings", () => {
 
   test("blocks are by position, then id", async () => {
     const list = await read<{ items: Block[] }>({ kind: "blocks", orgId: ORG });
-    expect(list.items.map((b) => b.id)).toEqual([
-      "blk-blog-sidebar",
-      "blk-hero",
-      "blk-about-story",
-      "blk-announcement",
-      "blk-pricing-faq",
-      "blk-pricing-table",
-      "blk-team-video",
-      "blk-newsletter",
-    ]);
+    expect(list.items.map((b) => b.id)).toEqual(DEMO_BLOCK_IDS);
   });
 
   test("categories are by position, then display value, then id", async () => {

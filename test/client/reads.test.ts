@@ -14,6 +14,7 @@ import {
 import { DEMO_ORG_ID, DEMO_READ_KEY } from "../../src/db/demo-seed.js";
 import { type StartedSite, startSite } from "../fixtures/served-site.js";
 import { rawGet } from "../fixtures/http.js";
+import { DEMO_BLOCK_IDS } from "../fixtures/demo-answers.js";
 
 let live: StartedSite;
 let cms: CdsnapClient;
@@ -31,16 +32,7 @@ describe("every read method resolves with the documented body, unchanged", () =>
     const list = await cms.blocks();
     expectTypeOf(list).toEqualTypeOf<BlockList>();
     expect(list).toEqual(await raw("blocks"));
-    expect(list.items.map((b) => b.id)).toEqual([
-      "blk-blog-sidebar",
-      "blk-hero",
-      "blk-about-story",
-      "blk-announcement",
-      "blk-pricing-faq",
-      "blk-pricing-table",
-      "blk-team-video",
-      "blk-newsletter",
-    ]);
+    expect(list.items.map((b) => b.id)).toEqual(DEMO_BLOCK_IDS);
     expect(list.items.every((b) => b.status === "published")).toBe(true);
   });
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
 import { type Served, startSite } from "../fixtures/served-site.js";
 import { api, call, expectError, JSON_TYPE, patchJson, rawExchange } from "../fixtures/http.js";
+import { DEMO_BLOCK_IDS } from "../fixtures/demo-answers.js";
 
 type Site = Served & { stop(): Promise<void> };
 let site: Site;
@@ -36,16 +37,7 @@ async function blocks(query: string): Promise<{ text: string; ids: string[]; ite
 
 describe("D8 ?pages=", () => {
   // D2: position, then id in byte order. Draft blk-holiday-promo and archived blk-summer-sale never appear.
-  const ALL = [
-    "blk-blog-sidebar",
-    "blk-hero",
-    "blk-about-story",
-    "blk-announcement",
-    "blk-pricing-faq",
-    "blk-pricing-table",
-    "blk-team-video",
-    "blk-newsletter",
-  ];
+  const ALL = DEMO_BLOCK_IDS;
 
   it("without the filter every published block is listed in D2 order", async () => {
     expect((await blocks("")).ids).toEqual(ALL);
