@@ -1,22 +1,33 @@
 /**
- * `cdsnap build`: read and validate every source, render, emit, report.
- * Reading happens before anything is written: bad data fails the build with
- * every problem listed and leaves the published tree untouched (D9).
+ * `cdsnap build`, as a list of stages run in order, each taking what the
+ * stages before it produced and returning its own typed result:
+ *
+ *     readPrevious  the live generation and the state it was built from
+ *     loadSources   every source read and validated (a bad one fails here, before anything is written: D9)
+ *     plan          organization files rendered, each post reused or to be rendered, files removed
+ *     write         the next generation: only what differs is rendered and written (the one writer)
+ *     audit         the next generation checked before it can be published
+ *     publish       the atomic swap, and the state for the next build
+ *     reconcile     organization files brought up to PATCHes committed meanwhile (D14)
+ *     announce      the edge document, the changed paths and tags, the report
+ *
+ * The report's `phasesMs` are the stages' wall times, by these names.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { parseApiPath, pathOf } from "./api-paths.js";
+import { pathOf } from "./api-paths.js";
 import { readSecrets } from "./audit/read-secrets.js";
 import { createBuildAudit } from "./audit/run-audit.js";
 import { needlesOf, redactSecrets } from "./audit/scan-secrets.js";
+import type { AuditState } from "./emit/build-state.js";
 import { writeEdgeDocumentOf } from "./edge/publish-document.js";
-import { planGeneration, previousRecords, readPreviousBuild, type GenerationPlan } from "./emit/plan-generation.js";
-import { publishGeneration } from "./emit/publish-generation.js";
+import { cachedSummaries, planGeneration, previousRecords, readPreviousBuild, type GenerationPlan, type PreviousBuild } from "./emit/plan-generation.js";
+import { keepLive, publishGeneration } from "./emit/publish-generation.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
 import { acquireBuildLock, assertReplaceable, treeStoreOf, type TreeStore } from "./emit/tree-store.js";
-import { discardGeneration, statsOfUnchanged, writeGeneration, type WrittenGeneration } from "./emit/write-generation.js";
+import { discardGeneration, writeGeneration, type ChangedPaths, type WriteResult } from "./emit/write-generation.js";
 import { InvalidSourcesError, type Problem } from "./errors.js";
 import { postsWarned, treeFileWarnings, type TreeFileSize } from "./model/edge-file-limit.js";
 import { changedTags } from "./on-change/change-set.js";
@@ -38,6 +49,11 @@ export interface BuildOptions {
   onProgress?: (done: number, total: number) => void;
   /** Post bodies kept in memory between validation and rendering (UTF-16 units); the rest are read twice. */
   bodyBudget?: number;
+  /**
+   * Look at every file of the live tree instead of trusting the build state,
+   * and make the next generation from nothing: repairs a tree changed by hand.
+   */
+  verify?: boolean;
 }
 
 function byWhere(a: Problem, b: Problem): number {
@@ -58,85 +74,121 @@ export async function build(options: BuildOptions): Promise<BuildReport> {
   // build compares against is what it replaces.
   const release = await acquireBuildLock(store);
   try {
-    return await buildLocked(options, store);
+    return await runStages(options, store);
   } finally {
     await release();
   }
 }
 
-async function buildLocked(options: BuildOptions, store: TreeStore): Promise<BuildReport> {
-  const phases = createPhaseTimer();
-  const now = (options.now ?? new Date()).getTime();
+interface BuildInput {
+  options: BuildOptions;
+  store: TreeStore;
+  now: number;
+  /** The organizations of an `--org` build, sorted; undefined for all. */
+  orgIds: readonly string[] | undefined;
+}
+
+async function runStages(options: BuildOptions, store: TreeStore): Promise<BuildReport> {
+  const stage = stageTimer();
   const orgIds = options.orgs && options.orgs.length > 0 ? [...new Set(options.orgs)].sort() : undefined;
+  const input: BuildInput = { options, store, now: (options.now ?? new Date()).getTime(), orgIds };
 
-  const previous = await readPreviousBuild(store);
-  phases.end("previous build");
+  const previous = await stage("readPrevious", () => readPreviousBuild(store, { verify: options.verify }));
+  const sources = await stage("loadSources", () => loadValidSources(input, previous));
+  const plan = await stage("plan", () => planBuild(input, previous, sources));
+  const written = await stage("write", () => write(input, plan));
+  const audited = await stage("audit", () => audit(plan, written));
+  const published = await stage("publish", () => publish(input, sources, plan, written, audited));
+  const reconciled = await stage("reconcile", () => reconcileOrganizationFiles(options.db, store, plan.orgPlans.map((p) => p.orgId)));
+  return stage("announce", () => announce(input, { previous, sources, plan, written, published, reconciled }, stage));
+}
 
+type Sources = Awaited<ReturnType<typeof loadValidSources>>;
+
+async function loadValidSources(input: BuildInput, previous: PreviousBuild) {
+  const { options } = input;
   const sources = await loadSources(
-    { db: options.db, content: options.content, orgs: orgIds, previous: previousRecords(previous), bodyBudget: options.bodyBudget },
+    { db: options.db, content: options.content, orgs: input.orgIds, previous: previousRecords(previous), bodyBudget: options.bodyBudget },
     readSecrets,
   );
-  if (sources.problems.length > 0) {
+  if (sources.problems.length > 0 || sources.posts === null) {
     // A problem may quote the line it refuses, and the line may hold a secret's value.
     throw new InvalidSourcesError(redactSecrets(sources.problems, needlesOf(sources.extra).needles).sort(byWhere));
   }
-  const { snapshot, extra: secrets } = sources;
-  const posts = sources.posts!;
-  phases.end("sources");
+  return { snapshot: sources.snapshot, posts: sources.posts, secrets: sources.extra, warnings: sources.warnings };
+}
 
-  const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now, previous.state.audited);
-  const orgPlans = snapshot.orgs.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], now));
-  const plan = planGeneration(previous, orgPlans, { carryOver: orgIds !== undefined, codeVersion: CODE_VERSION });
-  phases.end("plan");
+type BuildPlan = ReturnType<typeof planBuild>;
 
+function planBuild(input: BuildInput, previous: PreviousBuild, sources: Sources) {
+  const { snapshot, posts, secrets } = sources;
+  const orgPlans = snapshot.orgs.map((org) =>
+    planOrg(org, posts.byOrg.get(org.id) ?? [], input.now, cachedSummaries(previous, org.id, CODE_VERSION)),
+  );
+  const generation = planGeneration(previous, orgPlans, { carryOver: input.orgIds !== undefined, codeVersion: CODE_VERSION });
+  const buildAudit = createBuildAudit(snapshot, posts.byOrg, secrets, input.now, previous.state.audited);
+  return { orgPlans, generation, audit: buildAudit };
+}
+
+async function write(input: BuildInput, plan: BuildPlan): Promise<WriteResult> {
+  const { options } = input;
+  const { live } = plan.generation.previous;
   // A secret added since the live tree's audit may be a value its unchanged
-  // files already hold: then even a build that changes no byte is audited.
-  const reaudit = () => (previous.live === null ? Promise.resolve(false) : audit.secretsChanged());
-  const noOp = plan.noOp && !(await reaudit());
-  if (plan.noOp) phases.end("audit");
-  let written: WrittenGeneration | null = null;
-  let published = false;
-  if (!noOp) {
-    written = await writeGeneration(store, plan, {
-      loadBody: (post) => loadBody(options.content, post),
-      onWrite: audit.onWrite,
-      onProgress: options.onProgress,
-    });
-    phases.end("render and write");
-    // Sources were touched but every byte came out the same: the live tree
-    // stays, and the unused generation is left for the next build to recycle;
-    // unless a secret changed, and the same bytes are audited and swapped in.
-    if (!written.same || (await reaudit())) {
-      // A tree that fails the audit is never swapped in: the build fails, the previous tree stays.
-      const { gen, files } = written;
-      const audited = await audit.check(gen.tree, previous.state.audit?.() ?? null, files).catch(async (error: unknown) => {
-        await discardGeneration(gen);
-        throw error;
-      });
-      phases.end("audit");
-      await publishGeneration(store, plan, written, posts.byOrg, audited);
-      phases.end("state, swap and prune");
-      published = true;
-    }
-  }
+  // files already hold: then even a build that changes no byte is audited and published.
+  const force = live !== null && (await plan.audit.secretsChanged());
+  return writeGeneration(input.store, plan.generation, {
+    loadBody: (post) => loadBody(options.content, post),
+    onWrite: plan.audit.onWrite,
+    onProgress: options.onProgress,
+    force,
+  });
+}
 
-  const perOrg = written?.perOrg ?? statsOfUnchanged(plan);
-  const changes = published ? written!.changes : { added: [], changed: [], removed: [] };
-  const reconciled = await reconcileOrganizationFiles(options.db, store, orgPlans.map((p) => p.orgId));
+/** A tree that fails the audit is never swapped in: the build fails, the previous tree stays. */
+async function audit(plan: BuildPlan, written: WriteResult): Promise<AuditState | null> {
+  if (written.kind === "unchanged") return null;
+  const { previous } = plan.generation;
+  const { gen, files } = written;
+  return plan.audit.check(gen.tree, previous.trusted ? (previous.state.audit?.() ?? null) : null, files).catch(async (error: unknown) => {
+    await discardGeneration(gen);
+    throw error;
+  });
+}
+
+async function publish(input: BuildInput, sources: Sources, plan: BuildPlan, written: WriteResult, audited: AuditState | null): Promise<boolean> {
+  if (written.kind === "unchanged" || audited === null) {
+    keepLive(input.store, plan.generation, sources.posts.byOrg);
+    return false;
+  }
+  await publishGeneration(input.store, plan.generation, written, sources.posts.byOrg, audited);
+  return true;
+}
+
+interface Built {
+  previous: PreviousBuild;
+  sources: Sources;
+  plan: BuildPlan;
+  written: WriteResult;
+  published: boolean;
+  reconciled: string[];
+}
+
+async function announce(input: BuildInput, built: Built, stage: StageTimer): Promise<BuildReport> {
+  const { previous, sources, plan, written, published, reconciled } = built;
+  const changes: ChangedPaths = written.kind === "written" && published ? written.changes : { added: [], changed: [], removed: [] };
   for (const apiPath of reconciled) if (!changes.changed.includes(apiPath)) changes.changed.push(apiPath);
-  phases.end("reconcile");
   // Beside the tree, for the edge: keys may have changed even when no file did.
-  writeEdgeDocumentOf(options.db, store.out);
-  phases.end("edge document");
+  writeEdgeDocumentOf(input.options.db, input.store.out);
+  const liveTree = previous.live?.tree ?? null;
   // Read while the lock is held: the tree this build replaced is pruned by the next one.
   const changedTagList = await changedTags(
     changes,
-    { before: published ? (previous.live?.tree ?? null) : null, after: published ? written!.gen.tree : (previous.live?.tree ?? null) },
-    bySlugIds(orgPlans),
+    { before: published ? liveTree : null, after: written.kind === "written" && published ? written.gen.tree : liveTree },
+    bySlugIds(plan.orgPlans),
   );
 
-  const orgs: OrgReport[] = orgPlans.map((orgPlan) => {
-    const stats = perOrg.get(orgPlan.orgId) ?? { written: 0, unchanged: 0, removed: 0 };
+  const orgs: OrgReport[] = plan.orgPlans.map((orgPlan) => {
+    const stats = written.perOrg.get(orgPlan.orgId) ?? { written: 0, unchanged: 0, removed: 0 };
     return {
       orgId: orgPlan.orgId,
       ...orgPlan.counts,
@@ -147,17 +199,18 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
     };
   });
   const next = orgs.map((o) => o.nextPublishAt).filter((v): v is string => v !== null).sort()[0] ?? null;
-  const warnings = [...sources.warnings, ...treeFileWarnings(plannedFileSizes(plan, written), postsWarned(sources.warnings))];
+  const warnings = [...sources.warnings, ...treeFileWarnings(plannedFileSizes(plan.generation, written), postsWarned(sources.warnings))];
+  const { posts } = sources;
   return {
-    out: store.out,
-    generation: published ? written!.gen.id : (previous.live?.id ?? null),
+    out: input.store.out,
+    generation: written.kind === "written" && published ? written.gen.id : (previous.live?.id ?? null),
     changed: published,
-    durationMs: phases.total(),
-    phasesMs: phases.all(),
+    durationMs: stage.total(),
+    phasesMs: stage.all(),
     postsParsed: posts.parsed,
     postsReused: posts.reused,
     parseThreads: posts.threads,
-    postsRendered: written?.postsRendered ?? 0,
+    postsRendered: written.postsRendered,
     nextPublishAt: next,
     changedPaths: changes,
     changedTags: changedTagList,
@@ -167,8 +220,8 @@ async function buildLocked(options: BuildOptions, store: TreeStore): Promise<Bui
 }
 
 /** The size of every file of this build's organizations, written now or kept from the live tree. */
-function plannedFileSizes(plan: GenerationPlan, written: WrittenGeneration | null): TreeFileSize[] {
-  const sizeOf = (rel: string) => written?.files.get(rel)?.[3] ?? plan.liveEntry(rel)?.[3] ?? 0;
+function plannedFileSizes(plan: GenerationPlan, written: WriteResult): TreeFileSize[] {
+  const sizeOf = (rel: string) => (written.kind === "written" ? written.files.get(rel)?.[3] : undefined) ?? plan.liveEntry(rel)?.[3] ?? 0;
   return [
     ...plan.outputs.map((output) => ({ rel: output.rel, bytes: output.bytes.length })),
     ...plan.jobs.flatMap((job) => job.rels.map((rel) => ({ rel, bytes: sizeOf(rel), post: job.post.file }))),
@@ -185,25 +238,29 @@ function bySlugIds(orgPlans: readonly OrgPlan[]): (apiPath: string) => string | 
   const postBySlug = kindOf("post", "bySlug");
   for (const plan of orgPlans) {
     for (const file of plan.files) {
-      const route = parseApiPath(file.path);
-      if (route && ROUTES[route.kind].role === "bySlug") ids.set(file.path, (file.json as { id: string }).id);
+      if (ROUTES[file.route.kind].role === "bySlug" && "json" in file) ids.set(pathOf(file.route), (file.json as { id: string }).id);
     }
     for (const post of plan.posts) ids.set(pathOf(itemRoute(postBySlug, plan.orgId, post.meta)), post.meta.id);
   }
   return (apiPath) => ids.get(apiPath);
 }
 
-function createPhaseTimer() {
+type StageTimer = ReturnType<typeof stageTimer>;
+
+/** Runs each stage under its name and keeps its wall time for the report. */
+function stageTimer() {
   const started = performance.now();
-  let last = started;
-  const phases: Record<string, number> = {};
-  return {
-    end(name: string) {
-      const now = performance.now();
-      phases[name] = Math.round((phases[name] ?? 0) + now - last);
-      last = now;
-    },
-    all: () => ({ ...phases }),
-    total: () => Math.round(performance.now() - started),
+  const times: Record<string, number> = {};
+  const run = async <T>(name: string, stage: () => T | Promise<T>): Promise<T> => {
+    const start = performance.now();
+    try {
+      return await stage();
+    } finally {
+      times[name] = Math.round(performance.now() - start);
+    }
   };
+  return Object.assign(run, {
+    all: () => ({ ...times }),
+    total: () => Math.round(performance.now() - started),
+  });
 }

@@ -7,8 +7,8 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { fileOf, parseApiPath } from "../api-paths.js";
-import { fileBytes } from "../emit/file-bytes.js";
+import { fileOf } from "../api-paths.js";
+import { renderedBytes } from "../emit/file-bytes.js";
 import type { Problem, SourceWarning } from "../errors.js";
 import { postsWarned, treeFileWarnings, type TreeFileSize } from "../model/edge-file-limit.js";
 import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
@@ -68,9 +68,7 @@ interface LintSettings {
 }
 
 function sizeOf(file: RenderedFile, post?: string): TreeFileSize {
-  const route = parseApiPath(file.path);
-  if (!route) throw new Error(`rendered a path the interface does not describe: ${file.path}`);
-  return { rel: fileOf(route), bytes: fileBytes(file.json).length, post };
+  return { rel: fileOf(file.route), bytes: renderedBytes(file).length, post };
 }
 
 /**

@@ -18,6 +18,7 @@ interface BuildFlags {
   quiet?: boolean;
   onChange?: string;
   onChangeTimeout: number;
+  verify?: boolean;
 }
 
 const HEAP_GROWING_PERCENT = 25;
@@ -33,6 +34,7 @@ export function registerBuild(program: Command): void {
     .option("--json", "print the report, or every problem of a failed build, as one JSON object (for CI)")
     .option("--changed-paths <file>", "write the API paths this build added, changed and removed (JSON), for CDN purges")
     .option("--quiet", "print nothing but errors (and the --json report)")
+    .option("--verify", "look at every file of the live tree instead of trusting the build state, and make the next tree from nothing (repairs a tree changed by hand)")
     .addOption(onChangeOption())
     .addOption(onChangeTimeoutOption())
     .action(async (flags: BuildFlags) => {
@@ -47,6 +49,7 @@ export function registerBuild(program: Command): void {
           content: absolute(flags.content),
           out: absolute(flags.out),
           orgs: flags.org,
+          verify: flags.verify,
           onProgress: progress.update,
         }),
       ).finally(progress.finish);

@@ -19,8 +19,11 @@ import type { FileFacts } from "../audit/tree-rules.js";
 import type { PostRecord } from "../model/snapshot.js";
 import type { Generation, TreeStore } from "./tree-store.js";
 
-/** A post's record without its body, and the key of everything its files were rendered from. */
-export type CachedPost = Omit<PostRecord, "body"> & { key: string };
+/**
+ * A post's record without its body, the key of everything its files were
+ * rendered from, and (published) its list item as canonical JSON.
+ */
+export type CachedPost = Omit<PostRecord, "body"> & { key: string; summary?: string };
 
 /** A tree file: the SHA-256 of its bytes, and the identity (inode, mtime, size) they were hashed at. */
 export type FileEntry = [sha256: string, ino: number, mtimeMs: number, size: number];
@@ -46,6 +49,13 @@ export interface AuditState extends SecretsKey {
 export interface BuildState {
   /** The generation the rows describe; null when there are none to trust. */
   generation: string | null;
+  /**
+   * The generation the live one was made from, and what its build changed
+   * there: written (true) or removed (false) files. The next build turns that
+   * generation into its own by replaying these, never listing it.
+   */
+  base: string | null;
+  changes: Map<string, boolean>;
   files: Map<string, FileEntry>;
   /** The hash of each organization's page membership file. */
   pages: Map<string, string>;
@@ -59,6 +69,8 @@ export interface BuildState {
 
 export const emptyState = (): BuildState => ({
   generation: null,
+  base: null,
+  changes: new Map(),
   files: new Map(),
   pages: new Map(),
   posts: new Map(),
@@ -73,7 +85,7 @@ export interface NextState extends Omit<BuildState, "audited" | "audit"> {
 
 const STATE_FILE = "state.sqlite";
 /** Bumped whenever a table or a stored JSON shape changes: an older file then reads as empty. */
-const STATE_VERSION = 2;
+const STATE_VERSION = 3;
 
 // Records and facts are rowid tables: their rows (a kilobyte, a megabyte for a
 // long list's facts) would fill a WITHOUT ROWID table's pages a third full.
@@ -83,6 +95,7 @@ const SCHEMA = `
   CREATE TABLE pages (org_id TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE posts (file TEXT NOT NULL UNIQUE, org_id TEXT NOT NULL, record TEXT NOT NULL);
   CREATE TABLE audit (rel TEXT NOT NULL UNIQUE, sha256 TEXT NOT NULL, facts TEXT NOT NULL);
+  CREATE TABLE changes (rel TEXT PRIMARY KEY, written INTEGER NOT NULL) WITHOUT ROWID;
 `;
 
 export const stateFileOf = (store: Pick<TreeStore, "stateDir">): string => path.join(store.stateDir, STATE_FILE);
@@ -98,6 +111,10 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
     if (meta.get("version") !== String(STATE_VERSION) || meta.get("generation") !== live.id) return emptyState();
     const state = emptyState();
     state.generation = live.id;
+    state.base = meta.get("base") ?? null;
+    for (const [rel, written] of db.prepare("SELECT rel, written FROM changes").raw().iterate() as Iterable<[string, number]>) {
+      state.changes.set(rel, written === 1);
+    }
     for (const [rel, sha, ino, mtime, size] of db.prepare("SELECT * FROM files").raw().iterate() as Iterable<[string, string, number, number, number]>) {
       state.files.set(rel, [sha, ino, mtime, size]);
     }
@@ -146,9 +163,9 @@ export function postsOf(state: Pick<BuildState, "posts">, orgId: string): Map<st
 const sameEntry = (a: FileEntry, b: FileEntry | undefined) =>
   b !== undefined && a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3];
 
-/** A post's record is fixed by its source file's fingerprint; its files, by the key. */
+/** A post's record is fixed by its source file's fingerprint and bytes; its files, by the key. */
 const samePost = (a: CachedPost, b: CachedPost | undefined) =>
-  b !== undefined && a.key === b.key && a.fingerprint === b.fingerprint;
+  b !== undefined && a.key === b.key && a.fingerprint === b.fingerprint && a.sha256 === b.sha256 && a.summary === b.summary;
 
 /**
  * Records `next` as the state of generation `genId`: only the rows that differ
@@ -190,6 +207,51 @@ export async function writeState(
   }
 }
 
+/**
+ * Records posts whose files did not change but whose records did (a file
+ * touched, or checked out anew, with the same bytes; a draft edited) for the
+ * live generation, so the next build need not read them again. Only rows that
+ * differ are written.
+ */
+export function refreshPosts(store: Pick<TreeStore, "stateDir">, previous: BuildState, posts: NextState["posts"]): void {
+  const { put, drop } = postRowChanges(posts, previous);
+  if (put.length === 0 && drop.length === 0) return;
+  const db = new Database(stateFileOf(store));
+  try {
+    db.pragma("journal_mode = DELETE");
+    db.pragma("synchronous = FULL");
+    db.transaction(() => writePostRows(db, { put, drop }))();
+  } finally {
+    db.close();
+  }
+}
+
+interface PostRowChanges {
+  put: [file: string, orgId: string, post: CachedPost][];
+  drop: string[];
+}
+
+function postRowChanges(posts: NextState["posts"], previous: Pick<BuildState, "posts">): PostRowChanges {
+  const changes: PostRowChanges = { put: [], drop: [] };
+  const before = new Map<string, CachedPost>();
+  for (const byFile of previous.posts.values()) for (const [f, post] of byFile) before.set(f, post);
+  for (const [orgId, byFile] of posts) {
+    for (const [f, post] of byFile) {
+      if (!samePost(post, before.get(f))) changes.put.push([f, orgId, post]);
+      before.delete(f);
+    }
+  }
+  changes.drop.push(...before.keys());
+  return changes;
+}
+
+function writePostRows(db: Database.Database, changes: PostRowChanges): void {
+  const putPost = db.prepare("INSERT OR REPLACE INTO posts VALUES (?, ?, ?)");
+  const dropPost = db.prepare("DELETE FROM posts WHERE file = ?");
+  for (const [f, orgId, post] of changes.put) putPost.run(f, orgId, JSON.stringify(post));
+  for (const f of changes.drop) dropPost.run(f);
+}
+
 function writeRows(db: Database.Database, genId: string, next: NextState, previous: BuildState): void {
   const put = (sql: string) => db.prepare(sql);
   const setMeta = put("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)");
@@ -197,25 +259,20 @@ function writeRows(db: Database.Database, genId: string, next: NextState, previo
   const dropFile = put("DELETE FROM files WHERE rel = ?");
   const putPages = put("INSERT OR REPLACE INTO pages VALUES (?, ?)");
   const dropPages = put("DELETE FROM pages WHERE org_id = ?");
-  const putPost = put("INSERT OR REPLACE INTO posts VALUES (?, ?, ?)");
-  const dropPost = put("DELETE FROM posts WHERE file = ?");
   const putAudit = put("INSERT OR REPLACE INTO audit VALUES (?, ?, ?)");
   const dropAudit = put("DELETE FROM audit WHERE rel = ?");
   setMeta.run("version", String(STATE_VERSION));
   setMeta.run("generation", genId);
+  if (next.base === null) db.prepare("DELETE FROM meta WHERE name = 'base'").run();
+  else setMeta.run("base", next.base);
+  db.exec("DELETE FROM changes");
+  const putChange = put("INSERT INTO changes VALUES (?, ?)");
+  for (const [rel, written] of next.changes) putChange.run(rel, written ? 1 : 0);
   for (const [rel, entry] of next.files) if (!sameEntry(entry, previous.files.get(rel))) putFile.run(rel, ...entry);
   for (const rel of previous.files.keys()) if (!next.files.has(rel)) dropFile.run(rel);
   for (const [orgId, sha] of next.pages) if (previous.pages.get(orgId) !== sha) putPages.run(orgId, sha);
   for (const orgId of previous.pages.keys()) if (!next.pages.has(orgId)) dropPages.run(orgId);
-  const before = new Map<string, CachedPost>();
-  for (const byFile of previous.posts.values()) for (const [f, post] of byFile) before.set(f, post);
-  for (const [orgId, byFile] of next.posts) {
-    for (const [f, post] of byFile) {
-      if (!samePost(post, before.get(f))) putPost.run(f, orgId, JSON.stringify(post));
-      before.delete(f);
-    }
-  }
-  for (const f of before.keys()) dropPost.run(f);
+  writePostRows(db, postRowChanges(next.posts, previous));
   setMeta.run("audit_salt", next.audit.salt);
   setMeta.run("audit_secrets_key", next.audit.secretsKey);
   const was = previous.audit?.() ?? null;

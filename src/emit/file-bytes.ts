@@ -9,3 +9,8 @@ export function sha256(data: string | Buffer): string {
 export function fileBytes(json: unknown): Buffer {
   return Buffer.from(canonicalJson(json), "utf8");
 }
+
+/** The bytes of a rendered file, serialized now or already. */
+export function renderedBytes(file: { json: unknown } | { canonical: string }): Buffer {
+  return "canonical" in file ? Buffer.from(file.canonical, "utf8") : fileBytes(file.json);
+}

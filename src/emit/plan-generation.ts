@@ -1,36 +1,50 @@
 /**
  * Decides, before anything is written, what the next generation is made of:
- * which files are new bytes, which are the live file's bytes (hard-linked, so
- * a sync or CDN sees nothing to do), which posts must be rendered and which
- * are unchanged, what disappears, and whether the build changes nothing at all.
+ * which organization files have new bytes, which posts must be rendered and
+ * which are unchanged, and which live files disappear.
+ *
+ * The build's state is the truth about the live tree (only cdsnap writes
+ * there): a file's hash is taken from the state, not from the file. The one
+ * exception is each organization's `organization` file, which the write proxy
+ * replaces between builds: it is looked at (one `lstat` per organization, and a
+ * hash when it changed). `--verify`, or a state that cannot be trusted, looks at
+ * every live file instead.
  */
 import { lstatSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileOf, parseApiPath } from "../api-paths.js";
-import { itemFileKinds, itemRoute } from "../route-table.js";
-import type { PostRecord } from "../model/snapshot.js";
+import { itemFileKinds, itemRoute, ROUTES } from "../route-table.js";
+import type { CategoryRecord, PostRecord } from "../model/snapshot.js";
 import { canonicalJson } from "../render/canonical-json.js";
-import { categoryKeyOf, type OrgPlan } from "../render/render-org.js";
+import { categoryKeyOf, type CachedSummary, type OrgPlan } from "../render/render-org.js";
 import { readState, type BuildState, type FileEntry } from "./build-state.js";
-import { fileBytes, sha256 } from "./file-bytes.js";
+import { renderedBytes, sha256 } from "./file-bytes.js";
+import { listTree } from "./list-tree.js";
 import { liveGeneration, type Generation, type TreeStore } from "./tree-store.js";
 
 /** The live generation and its state: what a build starts from. */
 export interface PreviousBuild {
   live: Generation | null;
   state: BuildState;
+  /**
+   * Whether the state's rows describe the live tree and are trusted without
+   * looking at its files. False before the first build, for a damaged or older
+   * state, and under `--verify`.
+   */
+  trusted: boolean;
 }
 
-export async function readPreviousBuild(store: TreeStore): Promise<PreviousBuild> {
+export async function readPreviousBuild(store: TreeStore, options: { verify?: boolean } = {}): Promise<PreviousBuild> {
   const live = await liveGeneration(store);
-  return { live, state: readState(store, live) };
+  const state = readState(store, live);
+  return { live, state, trusted: live !== null && state.generation === live.id && options.verify !== true };
 }
 
 /** The records the live generation was built from, by file, for readPosts to reuse. */
 export function previousRecords(previous: PreviousBuild): Map<string, PostRecord> {
   const records = new Map<string, PostRecord>();
   for (const byFile of previous.state.posts.values()) {
-    for (const [file, { key: _key, ...record }] of byFile) records.set(file, record);
+    for (const [file, { key: _key, summary: _summary, ...record }] of byFile) records.set(file, record);
   }
   return records;
 }
@@ -49,9 +63,9 @@ export interface Output {
 export interface PostJob {
   orgId: string;
   post: PostRecord;
-  /** Of everything its files depend on: code, source, category. */
+  /** Of everything its files depend on: code, source bytes, category. */
   key: string;
-  /** Its files by id, by slug, and its references. */
+  /** Its files (postRels): what it keeps when reused, what it leaves when removed. */
   rels: string[];
   /** The live generation holds its files, rendered from the same key. */
   reuse: boolean;
@@ -71,10 +85,8 @@ export interface GenerationPlan {
   pagesChanged: boolean;
   /** Organizations that keep their live files, membership and records. */
   keeps: (orgId: string) => boolean;
-  /** The live file at `rel` as it is now: its hash and identity, undefined when there is none. */
+  /** The live file at `rel`: its hash and identity, undefined when there is none. */
   liveEntry: (rel: string) => FileEntry | undefined;
-  /** Nothing would change: the live generation stays, nothing is written. */
-  noOp: boolean;
 }
 
 export interface PlanGenerationOptions {
@@ -94,19 +106,41 @@ export function orgOfFile(rel: string): string {
 
 const POST_FILE_KINDS = itemFileKinds("post");
 
-function postRels(orgId: string, post: PostRecord): string[] {
+/** A published post's files: by id, by slug, and its references, in the route table's order. */
+export function postRels(orgId: string, post: Pick<PostRecord, "meta">): string[] {
   return POST_FILE_KINDS.map((kind) => fileOf(itemRoute(kind, orgId, post.meta)));
 }
+
+/** Of everything a post's files and list item are made from: the code, its source's bytes, its category. */
+export function postKeyOf(codeVersion: string, post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>): string {
+  return sha256(`${codeVersion}\u0000${post.sha256}\u0000${categoryKeyOf(post, categories)}`);
+}
+
+/**
+ * The list item a post had in the live generation, while its key is the same:
+ * the contents lists are assembled from these and the changed posts' items.
+ */
+export function cachedSummaries(previous: PreviousBuild, orgId: string, codeVersion: string): CachedSummary {
+  const cached = previous.state.posts.get(orgId);
+  return (post, categories) => {
+    const known = cached?.get(post.file);
+    return known?.summary !== undefined && known.key === postKeyOf(codeVersion, post, categories) ? known.summary : undefined;
+  };
+}
+
+/** The one file of each organization that the write proxy replaces between builds. */
+export const proxyFileOf = (orgId: string): string => fileOf({ kind: "organization", orgId });
 
 /**
  * With `carryOver`, every organization not planned keeps its live files,
  * membership and records exactly; without it, organizations not planned disappear.
  */
 export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[], options: PlanGenerationOptions): GenerationPlan {
-  const { live, state } = previous;
+  const { live, state, trusted } = previous;
   const planned = new Set(plans.map((p) => p.orgId));
   const keeps = (orgId: string) => options.carryOver && !planned.has(orgId);
-  const liveEntry = verifiedLiveFiles(live, state);
+  const liveFiles = live === null ? [] : trusted ? [...state.files.keys()] : listTree(live.tree).files;
+  const liveEntry = liveEntries(live, state, trusted);
 
   const owners = new Map<string, string>();
   const claim = (rel: string, owner: string) => {
@@ -118,11 +152,9 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
   const jobs: PostJob[] = [];
   for (const plan of plans) {
     for (const file of plan.files) {
-      const route = parseApiPath(file.path);
-      if (!route) throw new Error(`rendered a path the interface does not describe: ${file.path}`);
-      const rel = fileOf(route);
+      const rel = fileOf(file.route);
       claim(rel, `organization ${plan.orgId}`);
-      const bytes = fileBytes(file.json);
+      const bytes = renderedBytes(file);
       const hash = sha256(bytes);
       outputs.push({ rel, orgId: plan.orgId, bytes, sha256: hash, unchanged: liveEntry(rel)?.[0] === hash });
     }
@@ -130,7 +162,7 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
     for (const post of plan.posts) {
       const rels = postRels(plan.orgId, post);
       for (const rel of rels) claim(rel, post.file);
-      const key = sha256(`${options.codeVersion}\u0000${post.fingerprint}\u0000${categoryKeyOf(post, plan.categories)}`);
+      const key = postKeyOf(options.codeVersion, post, plan.categories);
       const reuse =
         live !== null &&
         cachedPosts?.get(post.file)?.key === key &&
@@ -141,33 +173,32 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
 
   const removed: string[] = [];
   const carried: string[] = [];
-  for (const rel of state.files.keys()) {
+  for (const rel of liveFiles) {
     if (owners.has(rel)) continue;
-    (keeps(orgOfFile(rel)) ? carried : removed).push(rel);
+    const route = parseApiPath(apiPathOfFile(rel));
+    // A stray file in a tree that is not trusted (put there by hand) goes, whatever organization it names.
+    (route && ROUTES[route.kind].access === "read" && keeps(route.orgId) ? carried : removed).push(rel);
   }
   const pages = new Map(plans.map((p) => [p.orgId, canonicalJson(p.pages)]));
   const pagesChanged =
     [...pages].some(([orgId, json]) => state.pages.get(orgId) !== sha256(json)) ||
     [...state.pages.keys()].some((orgId) => !pages.has(orgId) && !keeps(orgId));
-  const noOp =
-    live !== null &&
-    removed.length === 0 &&
-    !pagesChanged &&
-    outputs.every((o) => o.unchanged) &&
-    jobs.every((job) => job.reuse);
-  return { previous, outputs, jobs, removed, carried, pages, pagesChanged, keeps, liveEntry, noOp };
+  return { previous, outputs, jobs, removed, carried, pages, pagesChanged, keeps, liveEntry };
 }
 
 /**
- * The live tree is the truth: the state's hash of a file is trusted only while
- * the file is the one it was taken from (same inode, mtime and size). The write
- * proxy replaces organization files between builds, and anyone could replace
- * any file; those are hashed afresh. Each file is looked at once per build.
+ * The live file at a path. Trusted, the state's entry is the answer, but for
+ * organization files, which the write proxy replaces: their hash is trusted
+ * only while the file is the one it was taken from (same inode, mtime and
+ * size). Untrusted, every file is looked at that way. Each file is looked at
+ * once per build.
  */
-function verifiedLiveFiles(live: Generation | null, state: BuildState): (rel: string) => FileEntry | undefined {
+function liveEntries(live: Generation | null, state: BuildState, trusted: boolean): (rel: string) => FileEntry | undefined {
   const verified = new Map<string, FileEntry | null>();
+  const orgFiles = new Set([...state.pages.keys()].map(proxyFileOf));
   return (rel) => {
     if (!live) return undefined;
+    if (trusted && !orgFiles.has(rel)) return state.files.get(rel);
     let entry = verified.get(rel);
     if (entry === undefined) {
       entry = null;

@@ -4,11 +4,28 @@
  * and removes generations older than the one it replaced.
  */
 import type { PostRecord } from "../model/snapshot.js";
-import { emptyState, postsOf, writeState, type AuditState, type NextState } from "./build-state.js";
+import { emptyState, postsOf, refreshPosts, writeState, type AuditState, type NextState } from "./build-state.js";
 import { sha256 } from "./file-bytes.js";
 import type { GenerationPlan } from "./plan-generation.js";
 import { pruneGenerations, swapTo, type TreeStore } from "./tree-store.js";
 import { discardGeneration, type WrittenGeneration } from "./write-generation.js";
+
+/** Every post record of the planned organizations, with the key its files were rendered from, and those of the organizations kept. */
+function nextPosts(plan: GenerationPlan, records: ReadonlyMap<string, readonly PostRecord[]>): NextState["posts"] {
+  const { state } = plan.previous;
+  const posts: NextState["posts"] = new Map();
+  const jobOf = new Map(plan.jobs.map((job) => [job.post.file, job]));
+  for (const [orgId, list] of records) {
+    if (!plan.pages.has(orgId)) continue;
+    const byFile = postsOf({ posts }, orgId);
+    for (const { body: _body, ...record } of list) {
+      const job = jobOf.get(record.file);
+      byFile.set(record.file, job ? { ...record, key: job.key, summary: job.plan.summaries.get(record.file) } : { ...record, key: "" });
+    }
+  }
+  for (const [orgId, byFile] of state.posts) if (plan.keeps(orgId)) posts.set(orgId, byFile);
+  return posts;
+}
 
 /** The state of the next generation: its files, memberships, every post record of the planned organizations, the audit's facts. */
 function nextState(
@@ -17,18 +34,22 @@ function nextState(
   records: ReadonlyMap<string, readonly PostRecord[]>,
   audit: AuditState,
 ): NextState {
-  const { state } = plan.previous;
-  const next: NextState = { ...emptyState(), files: written.files, audit };
+  const { state, live, trusted } = plan.previous;
+  // The live generation is the next one's base only when this one was made as
+  // its copy plus the changes recorded: then the next build can replay them.
+  const base = trusted && live ? live.id : null;
+  const next: NextState = { ...emptyState(), base, changes: written.replay, files: written.files, audit, posts: nextPosts(plan, records) };
   for (const [orgId, json] of plan.pages) next.pages.set(orgId, sha256(json));
   for (const [orgId, hash] of state.pages) if (plan.keeps(orgId)) next.pages.set(orgId, hash);
-  const keyOf = new Map(plan.jobs.map((job) => [job.post.file, job.key]));
-  for (const [orgId, list] of records) {
-    if (!plan.pages.has(orgId)) continue;
-    const byFile = postsOf(next, orgId);
-    for (const { body: _body, ...record } of list) byFile.set(record.file, { ...record, key: keyOf.get(record.file) ?? "" });
-  }
-  for (const [orgId, byFile] of state.posts) if (plan.keeps(orgId)) next.posts.set(orgId, byFile);
   return next;
+}
+
+/**
+ * A build that changed no byte keeps the live generation; the records of
+ * posts read again (same bytes, new file identity) are kept for the next build.
+ */
+export function keepLive(store: TreeStore, plan: GenerationPlan, records: ReadonlyMap<string, readonly PostRecord[]>): void {
+  if (plan.previous.trusted) refreshPosts(store, plan.previous.state, nextPosts(plan, records));
 }
 
 /**

@@ -12,8 +12,8 @@
  * A build writes the next generation beside the live one and replaces the link
  * with rename(2), so `--out` is never missing, half-written or a mix of two
  * builds, and a failed or killed build leaves it exactly as it was. The live
- * generation and the one before it are kept; the next build makes its
- * generation out of the one before (see recycleGeneration), never the live one.
+ * generation and the one it was made from are kept; the next build makes its
+ * generation out of the latter (see recycleGeneration), never the live one.
  */
 import { randomBytes } from "node:crypto";
 import { lstat, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, writeFile, unlink } from "node:fs/promises";
@@ -110,21 +110,19 @@ export async function nextGenerationId(store: TreeStore): Promise<string> {
 }
 
 /**
- * Makes `next` out of a generation that is no longer live (the one a build
- * would otherwise delete), keeping only its tree: that tree differs from the
- * live one by the last build's changes, so bringing it up to date costs what
- * changed rather than a link per file. False when there is none to take.
+ * Makes `next` out of generation `baseId`, the one the live generation was
+ * made from (never served since, and written only by cdsnap), keeping only
+ * its tree: that tree differs from the live one by exactly what the live
+ * one's build changed, so bringing it up to date costs what changed rather
+ * than a link per file. False when it is not there.
  */
-export async function recycleGeneration(store: TreeStore, liveId: string, next: Generation): Promise<boolean> {
-  let names: string[];
+export async function recycleGeneration(store: TreeStore, baseId: string, next: Generation): Promise<boolean> {
+  const from = generation(store, baseId);
   try {
-    names = (await readdir(store.gensDir)).filter((n) => /^\d+$/.test(n) && n !== liveId && n !== next.id).sort();
+    await rename(from.dir, next.dir);
   } catch {
     return false;
   }
-  const taken = names.at(-1);
-  if (taken === undefined) return false;
-  await rename(path.join(store.gensDir, taken), next.dir);
   for (const name of await readdir(next.dir)) {
     if (name !== "tree") await rm(path.join(next.dir, name), { recursive: true, force: true });
   }

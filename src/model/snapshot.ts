@@ -62,6 +62,8 @@ export interface PostRecord extends Omit<ParsedPost, "body"> {
   excerpt: string;
   /** Identity of the source file when it was read (size, mtime, inode): an unchanged file is not read again. */
   fingerprint: string;
+  /** SHA-256 of the source file's bytes: the post's identity, so a file copied anew (a fresh checkout) is not parsed again. */
+  sha256: string;
   /** The markdown body, unless the build let it go to bound memory; then it is read again when needed. */
   body?: string;
 }

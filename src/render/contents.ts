@@ -1,6 +1,6 @@
 import {
   contentDetailSchema,
-  contentListSchema,
+  contentSummarySchema,
   referenceListSchema,
   type ContentDetail,
   type ContentSummary,
@@ -59,12 +59,9 @@ function summaryFields(post: PostRecord, categories: ReadonlyMap<string, Categor
   };
 }
 
-/**
- * The list item of a post: everything but the body, so it needs no body in
- * memory. Checked strictly as part of the list (renderContentList), once.
- */
+/** The list item of a post: everything but the body, so it needs no body in memory. */
 export function renderSummary(post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>): ContentSummary {
-  return summaryFields(post, categories);
+  return contentSummarySchema.parse(summaryFields(post, categories));
 }
 
 export function renderDetail(
@@ -77,10 +74,6 @@ export function renderDetail(
     content: body,
     references: referencesOf(post),
   });
-}
-
-export function renderContentList(summaries: ContentSummary[]) {
-  return contentListSchema.parse({ items: summaries });
 }
 
 /** D3: `/references` answers `[]` for a post whose references are null. */

@@ -7,12 +7,11 @@
  * records that need no body, and lists the published posts; `renderPostFiles`
  * renders one post's three files once its body is at hand.
  */
-import { pathOf } from "../api-paths.js";
-import { ROUTES, itemFileKinds, itemRoute } from "../route-table.js";
+import { ROUTES, itemFileKinds, itemRoute, type Route } from "../route-table.js";
 import type { CategoryRecord, OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { renderBlocks, renderCategories, type PageMembership } from "./blocks.js";
+import { canonicalJson } from "./canonical-json.js";
 import {
-  renderContentList,
   renderDetail,
   renderReferences,
   renderSummary,
@@ -21,11 +20,15 @@ import {
 } from "./contents.js";
 import { renderOrganization } from "./organization.js";
 
-export interface RenderedFile {
-  /** The API path this JSON answers. */
-  path: string;
+/** A file of the tree: the JSON its route answers, or that JSON already serialized canonically. */
+export type RenderedFile = JsonFile | { route: Route; canonical: string };
+export interface JsonFile {
+  route: Route;
   json: unknown;
 }
+
+/** A post's list item as last rendered (canonical JSON), when nothing it is made from changed since. */
+export type CachedSummary = (post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>) => string | undefined;
 
 export interface OrgCounts {
   postsPublished: number;
@@ -43,6 +46,8 @@ export interface OrgPlan {
   files: RenderedFile[];
   /** Published posts, newest first; their files come from renderPostFiles. */
   posts: PostRecord[];
+  /** Each published post's list item, as canonical JSON, by post file. */
+  summaries: Map<string, string>;
   categories: ReadonlyMap<string, CategoryRecord>;
   pages: PageMembership;
   counts: OrgCounts;
@@ -64,18 +69,23 @@ export function categoryKeyOf(post: PostRecord, categories: ReadonlyMap<string, 
   return category ? `${category.slug}\u0000${category.value}` : "";
 }
 
-export function planOrg(org: OrgSnapshot, posts: readonly PostRecord[], now: number): OrgPlan {
+/**
+ * `cached` gives the list item of a post whose sources did not change since
+ * it was rendered: the contents list is then assembled from those, and only
+ * the changed posts' items are rendered again.
+ */
+export function planOrg(org: OrgSnapshot, posts: readonly PostRecord[], now: number, cached?: CachedSummary): OrgPlan {
   const orgId = org.id;
   const files: RenderedFile[] = [];
-  const add = (path: string, json: unknown) => files.push({ path, json });
+  const add = (route: Route, json: unknown) => files.push({ route, json });
 
-  add(pathOf({ kind: "organization", orgId }), renderOrganization(org));
-  add(pathOf({ kind: "categories", orgId }), renderCategories(org.categories));
+  add({ kind: "organization", orgId }, renderOrganization(org));
+  add({ kind: "categories", orgId }, renderCategories(org.categories));
 
   const blocks = renderBlocks(org.blocks);
-  add(pathOf({ kind: "blocks", orgId }), blocks.list);
+  add({ kind: "blocks", orgId }, blocks.list);
   for (const block of blocks.blocks) {
-    for (const kind of BLOCK_FILE_KINDS) add(pathOf(itemRoute(kind, orgId, block)), block);
+    for (const kind of BLOCK_FILE_KINDS) add(itemRoute(kind, orgId, block), block);
   }
 
   const counts: OrgCounts = {
@@ -103,12 +113,21 @@ export function planOrg(org: OrgSnapshot, posts: readonly PostRecord[], now: num
 
   const categories = categoriesBySlug(org);
   const ordered = sortNewestFirst(published);
-  add(pathOf({ kind: "contents", orgId }), renderContentList(ordered.map((post) => renderSummary(post, categories))));
+  const summaries = new Map<string, string>();
+  const items = ordered.map((post) => {
+    const item = cached?.(post, categories) ?? canonicalJson(renderSummary(post, categories));
+    summaries.set(post.file, item);
+    return item;
+  });
+  // The canonical JSON of the list is its items' canonical JSON, joined: a
+  // list of 10k posts is assembled, not serialized again.
+  files.push({ route: { kind: "contents", orgId }, canonical: `{"items":[${items.join(",")}]}` });
 
   return {
     orgId,
     files,
     posts: ordered,
+    summaries,
     categories,
     pages: blocks.pages,
     counts,
@@ -122,10 +141,10 @@ export function renderPostFiles(
   post: PostRecord,
   body: string,
   categories: ReadonlyMap<string, CategoryRecord>,
-): RenderedFile[] {
+): JsonFile[] {
   const detail = renderDetail(post, body, categories);
   return POST_FILE_KINDS.map((kind) => ({
-    path: pathOf(itemRoute(kind, orgId, detail)),
+    route: itemRoute(kind, orgId, detail),
     json: ROUTES[kind].role === "references" ? renderReferences(detail) : detail,
   }));
 }

@@ -8,6 +8,7 @@
  * cost more than the call itself (a third of a 10k build's main thread went to
  * per-file fs/promises calls).
  */
+import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync, type Stats } from "node:fs";
 import path from "node:path";
 import type { Problem } from "../errors.js";
@@ -30,7 +31,10 @@ export function fingerprintOf(info: Pick<Stats, "size" | "mtimeMs" | "ctimeMs" |
 export interface Opened {
   text: string;
   fingerprint: string;
+  sha256: string;
 }
+
+export const sha256Of = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
 
 /**
  * Opens a post without following a link in its last component unless the link
@@ -73,7 +77,7 @@ export function readText(realRoot: string, root: string, rel: string, realDirs: 
     const info = fstatSync(fd);
     const bytes = readFileSync(fd);
     try {
-      return { text: utf8.decode(bytes), fingerprint: fingerprintOf(info) };
+      return { text: utf8.decode(bytes), fingerprint: fingerprintOf(info), sha256: sha256Of(bytes) };
     } catch {
       throw new SourceProblem({ where: rel, message: "is not valid UTF-8 text" });
     }
@@ -107,7 +111,7 @@ function parseOne(
   // Strings cut from the file's text (slugs, dates, links) are views that keep
   // the whole text alive, body included, after the body is let go: the record
   // holds copies instead.
-  const record: PostRecord = structuredClone({ ...rest, excerpt: rest.meta.excerpt ?? deriveExcerpt(body), fingerprint: opened.fingerprint });
+  const record: PostRecord = structuredClone({ ...rest, excerpt: rest.meta.excerpt ?? deriveExcerpt(body), fingerprint: opened.fingerprint, sha256: opened.sha256 });
   record.body = body;
   policy?.(record);
   return record;

@@ -66,14 +66,21 @@ export async function readPosts(
 
   let parsed = 0;
   let reused = 0;
+  const realDirs = new Map<string, string>();
   const results: (PostRecord | Problem[] | undefined)[] = listed.map((entry) => {
     const previous = options.previous?.get(entry.rel);
-    if (previous && previous.fingerprint === fingerprintOf(entry.stats)) {
-      reused++;
-      const { body: _body, ...record } = previous;
-      return record;
+    if (!previous) return undefined;
+    let fingerprint = fingerprintOf(entry.stats);
+    // A post is its bytes: a file copied anew (a fresh checkout, an editor's
+    // save of the same text) is read and hashed, and parsed only if they differ.
+    if (previous.fingerprint !== fingerprint) {
+      const now = openedNow(contentDir, realRoot, entry.rel, realDirs);
+      if (now?.sha256 !== previous.sha256) return undefined;
+      fingerprint = now.fingerprint;
     }
-    return undefined;
+    reused++;
+    const { body: _body, ...record } = previous;
+    return { ...record, fingerprint };
   });
   const toParse = results.flatMap((result, i) => (result === undefined ? [i] : []));
   const rels = toParse.map((i) => listed[i]!.rel);
@@ -102,6 +109,15 @@ export async function readPosts(
   const warnings = [...listing.warnings];
   for (const file of listed) if (file.stats.size > EDGE_FILE_LIMIT) warnings.push(postFileWarning(file.rel, file.stats.size));
   return { byOrg, problems, warnings, files: listing.found, parsed, reused, threads };
+}
+
+/** A post file as it is now, or null when it cannot be read (parsing then says why). */
+function openedNow(contentDir: string, realRoot: string, rel: string, realDirs: Map<string, string>): Opened | null {
+  try {
+    return readText(realRoot, contentDir, rel, realDirs);
+  } catch {
+    return null;
+  }
 }
 
 /**

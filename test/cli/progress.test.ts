@@ -54,7 +54,7 @@ describe("build progress and output", () => {
       const loud = await runCli(buildArgs(fx));
       expect(loud.code, loud.stderr).toBe(0);
       expect(loud.stderr).toContain("posts: 520/520 (100%)");
-      expect(loud.stdout).toMatch(/previous build \d+ ms, sources \d+ ms, plan \d+ ms, render and write \d+ ms, audit \d+ ms/);
+      expect(loud.stdout).toMatch(/readPrevious \d+ ms, loadSources \d+ ms, plan \d+ ms, write \d+ ms, audit \d+ ms, publish \d+ ms/);
       expect(loud.stdout).not.toContain("\u001b[");
       await writePost(fx.content, "acme/p1.md", postMeta("p1", { title: "Changed" }));
       const quiet = await runCli(buildArgs(fx, "--quiet"));

@@ -21,9 +21,10 @@ const record = (slug: string, publishedAt: string, status = "published", extra: 
 
 /** The JSON planOrg planned for one API path. */
 function fileAt<T>(plan: OrgPlan, route: Parameters<typeof pathOf>[0]): T {
-  const found = plan.files.filter((f) => f.path === pathOf(route));
+  const found = plan.files.filter((f) => pathOf(f.route) === pathOf(route));
   expect(found, pathOf(route)).toHaveLength(1);
-  return found[0]!.json as T;
+  const file = found[0]!;
+  return ("json" in file ? file.json : JSON.parse(file.canonical)) as T;
 }
 
 const ids = (items: readonly { id: string }[]) => items.map((i) => i.id);
@@ -75,7 +76,7 @@ describe("planOrg: which posts are published at `now` (D1)", () => {
   });
 
   test("planOrg plans no file of any post: the per-post files come from renderPostFiles", () => {
-    const postRoutes = plan.files.filter((f) => /\/contents\/.+/.test(f.path));
+    const postRoutes = plan.files.filter((f) => /\/contents\/.+/.test(pathOf(f.route)));
     expect(postRoutes).toEqual([]);
   });
 
@@ -217,7 +218,7 @@ describe("planOrg: blocks, page membership and categories (D2, D8)", () => {
       ],
     });
     expect(fileAt<Block>(plan, { kind: "blockBySlug", orgId: ORG, slug: "upper-b" }).id).toBe("B");
-    const paths = plan.files.map((f) => f.path);
+    const paths = plan.files.map((f) => pathOf(f.route));
     for (const id of ["draft-zero", "archived"]) {
       expect(paths).not.toContain(pathOf({ kind: "block", orgId: ORG, id }));
       expect(paths).not.toContain(pathOf({ kind: "blockBySlug", orgId: ORG, slug: id }));
@@ -244,7 +245,7 @@ describe("planOrg: blocks, page membership and categories (D2, D8)", () => {
 
   test("the planned files: organization, categories, the block list, each block by id and slug, the contents list", () => {
     const block = (id: string, slug: string) => [pathOf({ kind: "block", orgId: ORG, id }), pathOf({ kind: "blockBySlug", orgId: ORG, slug })];
-    expect(plan.files.map((f) => f.path)).toEqual([
+    expect(plan.files.map((f) => pathOf(f.route))).toEqual([
       pathOf({ kind: "organization", orgId: ORG }),
       pathOf({ kind: "categories", orgId: ORG }),
       pathOf({ kind: "blocks", orgId: ORG }),
@@ -300,7 +301,7 @@ describe("renderPostFiles: a published post's three files", () => {
     const body = "Body with [1] and a line.\n";
     const p = record("cited", "2026-02-01", "published", ["category: news", ...refs], body);
     const files = renderPostFiles(ORG, p, body, categories);
-    expect(files.map((f) => f.path)).toEqual([
+    expect(files.map((f) => pathOf(f.route))).toEqual([
       pathOf({ kind: "content", orgId: ORG, id: "cited" }),
       pathOf({ kind: "contentBySlug", orgId: ORG, slug: "cited" }),
       pathOf({ kind: "references", orgId: ORG, id: "cited" }),
@@ -335,14 +336,14 @@ describe("renderPostFiles and categoryKeyOf", () => {
     const posts = [record("p1", "2026-01-01"), record("d1", "2026-01-01", "draft")];
     const plan = planOrg(org, posts, NOW);
     const files = renderPostFiles(ORG, plan.posts[0]!, posts[0]!.body!, plan.categories);
-    expect(files.map((f) => f.path)).toEqual([
+    expect(files.map((f) => pathOf(f.route))).toEqual([
       pathOf({ kind: "content", orgId: ORG, id: "p1" }),
       pathOf({ kind: "contentBySlug", orgId: ORG, slug: "p1" }),
       pathOf({ kind: "references", orgId: ORG, id: "p1" }),
     ]);
     expect(files[1]!.json).toBe(files[0]!.json);
-    const planned = new Set(plan.files.map((f) => f.path));
-    expect(files.filter((f) => planned.has(f.path))).toEqual([]);
+    const planned = new Set(plan.files.map((f) => pathOf(f.route)));
+    expect(files.filter((f) => planned.has(pathOf(f.route)))).toEqual([]);
   });
 
   test("a post's category key changes with its category's slug or name, and is empty without a known category", () => {

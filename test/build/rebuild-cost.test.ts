@@ -1,0 +1,115 @@
+/**
+ * A rebuild costs what changed: the file calls a build makes inside `--out`
+ * and its state folder, counted through the real `node:fs`, are the same for
+ * an organization of 20 posts and of 80 when one post is edited. (The posts
+ * themselves are all looked at: that is reading the sources.)
+ */
+import { cp, rename, rm } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { buildFixture, makeFixture, removeDir, type Fixture } from "../fixtures/build-fixture.js";
+import { insertCategory, insertOrg, withDb } from "../fixtures/database.js";
+import { postMeta, writePost } from "../fixtures/posts.js";
+import { hashTree } from "../fixtures/tree.js";
+
+const { calls, counted, SYNC, ASYNC } = vi.hoisted(() => {
+  const calls = { under: null as string | null, byName: new Map<string, number>() };
+  const counted = <F extends (...args: never[]) => unknown>(name: string, fn: F): F =>
+    ((...args: Parameters<F>) => {
+      const target = args[0] as unknown;
+      if (calls.under !== null && typeof target === "string" && target.startsWith(calls.under)) {
+        calls.byName.set(name, (calls.byName.get(name) ?? 0) + 1);
+      }
+      return fn(...args);
+    }) as F;
+  const SYNC = ["lstatSync", "statSync", "readdirSync", "linkSync", "openSync", "unlinkSync", "mkdirSync", "readFileSync", "rmdirSync", "writeFileSync"] as const;
+  const ASYNC = ["lstat", "stat", "readdir", "link", "readFile", "rm", "unlink", "mkdir", "writeFile", "rename"] as const;
+  return { calls, counted, SYNC, ASYNC };
+});
+
+vi.mock("node:fs", async (importOriginal) => {
+  const fs = await importOriginal<typeof import("node:fs")>();
+  const wrapped: Record<string, unknown> = { ...fs };
+  for (const name of SYNC) wrapped[name] = counted(name, fs[name] as never);
+  return { ...wrapped, default: wrapped };
+});
+vi.mock("node:fs/promises", async (importOriginal) => {
+  const fs = await importOriginal<typeof import("node:fs/promises")>();
+  const wrapped: Record<string, unknown> = { ...fs };
+  for (const name of ASYNC) wrapped[name] = counted(`${name} (promise)`, fs[name] as never);
+  return { ...wrapped, default: wrapped };
+});
+
+const ORG = "acme";
+
+async function organization(fx: Fixture, posts: number): Promise<void> {
+  withDb(fx.db, (db) => {
+    insertOrg(db, { id: ORG, name: "Acme", slug: "acme" });
+    insertCategory(db, ORG, { id: "c1", slug: "news", value: "News", position: 0 });
+  });
+  for (let i = 0; i < posts; i++) {
+    await writePost(fx.content, `${ORG}/p${i}.md`, postMeta(`p${i}`, { category: i % 2 ? "news" : undefined }), `Body ${i}.\n`);
+  }
+}
+
+/** The file calls inside `--out` and its state folder during one build. */
+async function countedBuild(fx: Fixture): Promise<Map<string, number>> {
+  calls.byName = new Map();
+  calls.under = path.join(path.dirname(fx.out), `.${path.basename(fx.out)}`);
+  try {
+    await buildFixture(fx);
+  } finally {
+    calls.under = null;
+  }
+  const out = calls.byName;
+  return new Map([...out].sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+describe("a rebuild's file calls do not grow with the organization", () => {
+  const fixtures: Fixture[] = [];
+  beforeEach(() => void (fixtures.length = 0));
+  afterEach(async () => Promise.all(fixtures.map((fx) => removeDir(fx.dir))));
+
+  async function editCosts(posts: number) {
+    const fx = await makeFixture();
+    fixtures.push(fx);
+    await organization(fx, posts);
+    await buildFixture(fx);
+    // The first edit makes the generation the next one is made from.
+    await writePost(fx.content, `${ORG}/p1.md`, postMeta("p1", { title: "First edit" }), "Edited.\n");
+    await buildFixture(fx);
+    await writePost(fx.content, `${ORG}/p3.md`, postMeta("p3", { title: "Second edit" }), "Edited again.\n");
+    const edit = await countedBuild(fx);
+    const noOp = await countedBuild(fx);
+    const clean = path.join(fx.dir, "clean");
+    await buildFixture(fx, { out: clean });
+    expect(await hashTree(fx.out)).toBe(await hashTree(clean));
+    return { edit, noOp };
+  }
+
+  it("one post edited, and nothing changed, in 20 posts and in 80", async () => {
+    const small = await editCosts(20);
+    const large = await editCosts(80);
+    expect(large.edit).toEqual(small.edit);
+    expect(large.noOp).toEqual(small.noOp);
+    // An edit writes the post's two files and the list, and looks at no tree file one by one.
+    expect(small.edit.get("openSync")).toBe(3);
+    expect(small.edit.get("lstatSync") ?? 0).toBeLessThanOrEqual(2);
+    expect(small.noOp.get("openSync") ?? 0).toBe(0);
+  });
+
+  it("a fresh checkout of the same posts (new inodes and times) parses and renders nothing", async () => {
+    const fx = await makeFixture();
+    fixtures.push(fx);
+    await organization(fx, 20);
+    const first = await buildFixture(fx);
+    const copy = `${fx.content}.checkout`;
+    await cp(fx.content, copy, { recursive: true });
+    await rm(fx.content, { recursive: true });
+    await rename(copy, fx.content);
+    const report = await buildFixture(fx);
+    expect(report).toMatchObject({ changed: false, postsParsed: 0, postsReused: 20, postsRendered: 0, generation: first.generation });
+    await writePost(fx.content, `${ORG}/p5.md`, postMeta("p5", { title: "After checkout" }));
+    expect(await buildFixture(fx)).toMatchObject({ changed: true, postsParsed: 1, postsRendered: 1 });
+  });
+});
