@@ -1,17 +1,17 @@
 /**
- * The build measurements of one organization size: the floor, the full build
- * and the rebuilds after each kind of change, each repeated and reported as the
- * median wall time (and the highest peak RSS seen). Every build reads a working
- * copy of the database and the posts under the work folder (tmpfs by default,
- * see measure.ts), never the cache on disk; changes are made to that copy and
- * undone after each step.
+ * The build measurements of one organization size, or of the many-organizations
+ * corpus: the floor, the full build and the rebuilds after each kind of change,
+ * each repeated and reported as the median wall time (and the highest peak RSS
+ * seen). Every build reads a working copy of the database and the posts under
+ * the work folder (tmpfs by default, see measure.ts), never the cache on disk;
+ * changes are made to that copy and undone after each step.
  */
 import Database from "better-sqlite3";
 import { execFileSync } from "node:child_process";
-import { copyFile, mkdir, readFile, unlink, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { makeFloorPlan, totalBytes, writeFloorPlan } from "./floor-plan.js";
-import type { GeneratedOrg } from "./generate.js";
+import type { GeneratedOrg, GeneratedOrgs } from "./generate.js";
 import { CLI, ROOT, makeTemp, median, progress, removeTemp, runMeasured } from "./measure.js";
 import { renderPost } from "./post.js";
 
@@ -25,8 +25,26 @@ export interface StepResult {
   runs: number;
 }
 
-/** `diskFloor` and `diskFull`: the floor and the full build again on the disk volume, for information. */
-export type StepName = "floor" | "full" | "noop" | "edit" | "add" | "delete" | "block" | "diskFloor" | "diskFull";
+/**
+ * `fresh` and `freshEdit`: a build after the posts were checked out anew (the
+ * same bytes in new files), with nothing else changed or with one post edited.
+ * `orgEdit`: a `--org` rebuild of the many-organizations corpus after one of
+ * that organization's posts was edited.
+ * `diskFloor` and `diskFull`: the floor and the full build again on the disk volume, for information.
+ */
+export type StepName =
+  | "floor"
+  | "full"
+  | "noop"
+  | "edit"
+  | "add"
+  | "delete"
+  | "block"
+  | "fresh"
+  | "freshEdit"
+  | "orgEdit"
+  | "diskFloor"
+  | "diskFull";
 
 export interface SizeResult {
   posts: number;
@@ -35,15 +53,28 @@ export interface SizeResult {
   steps: Partial<Record<StepName, StepResult>>;
 }
 
-/** The organization as this size's builds see it: a private copy of the db and of the posts. */
-export interface WorkOrg {
-  org: GeneratedOrg;
+/** The many-organizations corpus: its figures, and its shape for the table. */
+export interface OrgsResult extends SizeResult {
+  orgs: number;
+  postsPerOrg: number;
+  blocksPerOrg: number;
+  /** The organization the `--org` rebuild names. */
+  editedOrg: string;
+}
+
+/** The sources as a run's builds see them: a private copy of the db and of the posts. */
+export interface WorkTree {
   /** The folder temporary build outputs go under (the bench folder or the disk folder). */
   base: string;
   db: string;
   content: string;
   /** The live tree the rebuilds update (kept for the serving benchmark). */
   out: string;
+}
+
+/** One organization size's working copy. */
+export interface WorkOrg extends WorkTree {
+  org: GeneratedOrg;
 }
 
 interface Sample {
@@ -65,8 +96,8 @@ function summarize(samples: readonly Sample[]): StepResult {
   };
 }
 
-async function build(work: WorkOrg, out = work.out): Promise<Sample> {
-  const run = await runMeasured([CLI, "build", "--db", work.db, "--content", work.content, "--out", out, "--json"]);
+async function build(work: WorkTree, out = work.out, extra: readonly string[] = []): Promise<Sample> {
+  const run = await runMeasured([CLI, "build", "--db", work.db, "--content", work.content, "--out", out, "--json", ...extra]);
   let filesWritten: number | null = null;
   let phases: string | undefined;
   try {
@@ -93,17 +124,26 @@ async function repeat(times: number, label: string, fn: (rep: number) => Promise
   return summarize(samples);
 }
 
+/** `cp -R` rather than fs.cp, which takes minutes over 100k files. */
+function copyTree(from: string, to: string): void {
+  execFileSync("cp", ["-R", from, to], { stdio: ["ignore", "ignore", "pipe"] });
+}
+
 /**
  * A private copy of the database and of every post in `dir` (a temporary folder
  * under `base`): the builds read that copy, on the filesystem being measured,
- * at every size. `cp -R` rather than fs.cp, which takes minutes over 100k files.
+ * at every size.
  */
-export async function makeWorkOrg(org: GeneratedOrg, base: string, dir: string): Promise<WorkOrg> {
+export async function makeWorkTree(sources: { db: string; content: string }, base: string, dir: string): Promise<WorkTree> {
   const db = path.join(dir, "cdsnap.db");
-  await copyFile(org.db, db);
+  await copyFile(sources.db, db);
   const content = path.join(dir, "content");
-  execFileSync("cp", ["-R", org.content, content], { stdio: ["ignore", "ignore", "pipe"] });
-  return { org, base, db, content, out: path.join(dir, "site", "out") };
+  copyTree(sources.content, content);
+  return { base, db, content, out: path.join(dir, "site", "out") };
+}
+
+export async function makeWorkOrg(org: GeneratedOrg, base: string, dir: string): Promise<WorkOrg> {
+  return { ...(await makeWorkTree(org, base, dir)), org };
 }
 
 /** Which rows a {@link measureFull} fills: the main ones, or the information-only disk ones. */
@@ -124,7 +164,7 @@ export const DISK_STEPS: FullSteps = { full: "diskFull", floor: "diskFloor", lab
  * `work.out`), then the floor: the plan is taken from that built tree, and each
  * floor run writes into a fresh folder beside it.
  */
-export async function measureFull(work: WorkOrg, reps: number, result: SizeResult, steps: FullSteps = MAIN_STEPS): Promise<void> {
+export async function measureFull(work: WorkTree, reps: number, result: SizeResult, steps: FullSteps = MAIN_STEPS): Promise<void> {
   const dirs: string[] = [];
   result.steps[steps.full] = await repeat(reps, `${steps.label}full build`, async () => {
     const dir = makeTemp("cdsnap-bench-full-", work.base);
@@ -153,22 +193,83 @@ export async function measureFull(work: WorkOrg, reps: number, result: SizeResul
   removeTemp(planDir);
 }
 
-export async function measureNoop(work: WorkOrg, reps: number, result: SizeResult): Promise<void> {
+export async function measureNoop(work: WorkTree, reps: number, result: SizeResult): Promise<void> {
   result.steps.noop = await repeat(reps, "no-op rebuild", () => build(work));
+}
+
+const editedPost = (org: GeneratedOrg) => org.samplePublished[Math.floor(org.samplePublished.length / 2)]!;
+
+const appendParagraph = (original: Buffer, rep: number) =>
+  Buffer.concat([original, Buffer.from(`\nA paragraph added by the benchmark, edit number ${rep + 1}.\n`)]);
+
+/**
+ * A paragraph appended to the post at `relPath` before each timed build (after
+ * `before`, when given); the post is restored afterwards and rebuilt untimed,
+ * with the same arguments.
+ */
+async function measurePostEdit(
+  work: WorkTree,
+  relPath: string,
+  step: StepName,
+  label: string,
+  reps: number,
+  result: SizeResult,
+  options: { before?: () => Promise<void>; extra?: readonly string[] } = {},
+): Promise<void> {
+  const postFile = path.join(work.content, relPath);
+  const original = await readFile(postFile);
+  result.steps[step] = await repeat(reps, label, async (rep) => {
+    await options.before?.();
+    await writeFile(postFile, appendParagraph(original, rep));
+    return build(work, work.out, options.extra);
+  });
+  await writeFile(postFile, original);
+  await build(work, work.out, options.extra);
 }
 
 /** A paragraph appended to one published post; undone afterwards (with an untimed rebuild). */
 export async function measureEdit(work: WorkOrg, reps: number, result: SizeResult): Promise<void> {
-  const { org } = work;
-  const target = org.samplePublished[Math.floor(org.samplePublished.length / 2)]!;
-  const postFile = path.join(work.content, target.relPath);
-  const original = await readFile(postFile);
-  result.steps.edit = await repeat(reps, "edit one post", async (rep) => {
-    await writeFile(postFile, Buffer.concat([original, Buffer.from(`\nA paragraph added by the benchmark, edit number ${rep + 1}.\n`)]));
+  await measurePostEdit(work, editedPost(work.org).relPath, "edit", "edit one post", reps, result);
+}
+
+/**
+ * What a CI job's checkout does to the posts: the same bytes in new files, so
+ * new inodes and new mtimes and ctimes, at the same path. The copy is made
+ * beside the folder and renamed into place, before the timed build starts.
+ */
+async function checkOutAnew(content: string): Promise<void> {
+  const fresh = `${content}.checkout`;
+  const old = `${content}.before-checkout`;
+  copyTree(content, fresh);
+  await rename(content, old);
+  await rename(fresh, content);
+  execFileSync("rm", ["-rf", old]);
+}
+
+/**
+ * A build after the posts were checked out anew, the `--out` tree and its
+ * state folder kept from the previous build: with nothing changed (`fresh`),
+ * then with one post edited (`freshEdit`, undone afterwards).
+ */
+export async function measureFresh(work: WorkOrg, reps: number, result: SizeResult): Promise<void> {
+  result.steps.fresh = await repeat(reps, "fresh checkout, nothing changed", async () => {
+    await checkOutAnew(work.content);
     return build(work);
   });
-  await writeFile(postFile, original);
-  await build(work);
+  await measurePostEdit(work, editedPost(work.org).relPath, "freshEdit", "fresh checkout, one post edited", reps, result, {
+    before: () => checkOutAnew(work.content),
+  });
+}
+
+/** The organization in the middle of the corpus, whose `--org` rebuild is timed. */
+export const editedOrgOf = (corpus: GeneratedOrgs) => corpus.orgs[Math.floor(corpus.orgs.length / 2)]!;
+
+/** The many-organizations corpus: one post of one organization edited, then `build --org` of that organization alone. */
+export async function measureOrgEdit(work: WorkTree, corpus: GeneratedOrgs, reps: number, result: SizeResult): Promise<void> {
+  const { orgId, samplePublished } = editedOrgOf(corpus);
+  await measurePostEdit(work, samplePublished.relPath, "orgEdit", `edit one post of ${orgId}, build --org ${orgId}`, reps, result, {
+    extra: ["--org", orgId],
+  });
 }
 
 /** Add, delete, block: each change is undone afterwards (with an untimed rebuild). */

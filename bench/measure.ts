@@ -10,7 +10,7 @@
  * disk measurements under {@link diskDir}.
  */
 import { execFileSync, spawn, type ChildProcess, type StdioOptions } from "node:child_process";
-import { accessSync, constants, copyFileSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { accessSync, constants, cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -20,16 +20,27 @@ export const ROOT = (() => {
   const fromBundle = fileURLToPath(new URL("../../", import.meta.url));
   return existsSync(path.join(fromBundle, "package.json")) ? fromBundle : process.cwd();
 })();
-/**
- * The CLI every step runs: a copy of dist/cli.js taken by {@link snapshotCli} when
- * the run starts, so that a `npm run build:cli` elsewhere during a long run
- * does not swap the code under measurement. It sits in dist/bench/ so that its
- * packages still resolve from the project's node_modules.
- */
-export const CLI = path.join(ROOT, "dist", "bench", "cdsnap-cli.js");
+const SNAPSHOT = path.join(ROOT, "dist", "bench", "cdsnap");
 
+/**
+ * The CLI every step runs: a copy of dist/ taken by {@link snapshotCli} when
+ * the run starts, so that a `npm run build:cli` elsewhere during a long run
+ * does not swap the code under measurement. It sits under dist/bench/ so that
+ * its packages still resolve from the project's node_modules.
+ */
+export const CLI = path.join(SNAPSHOT, "cli.js");
+
+/**
+ * Copies all of dist/ but the bench's own bundles and the type declarations:
+ * whatever cli.js loads beside itself (the parse worker, chunks a split bundle
+ * would import lazily) comes from the same build.
+ */
 export function snapshotCli(): void {
-  copyFileSync(path.join(ROOT, "dist", "cli.js"), CLI);
+  const dist = path.join(ROOT, "dist");
+  rmSync(SNAPSHOT, { recursive: true, force: true });
+  for (const name of readdirSync(dist)) {
+    if (name !== "bench" && name !== "types") cpSync(path.join(dist, name), path.join(SNAPSHOT, name), { recursive: true });
+  }
 }
 
 /** The commit measured, with a note when src/ has uncommitted changes. */
@@ -160,7 +171,7 @@ export interface Measured {
  * the next timed step: without it the same floor measured 2.8 s, then 10 s, then
  * 13 s in a row.
  */
-function settleDisk(): void {
+export function settleDisk(): void {
   execFileSync("sync");
 }
 
@@ -183,6 +194,25 @@ export async function runMeasured(args: readonly string[]): Promise<Measured> {
   }
   const rss = RSS_TAG.exec(stderr);
   return { ms, maxRssKiB: rss ? Number(rss[1]) : null, stdout, stderr: stderr.replace(RSS_TAG, "").trim() };
+}
+
+/**
+ * Wall time of `node <args>` from spawn to exit, with nothing preloaded and
+ * output discarded: for start-up figures, where the RSS hook's own loading
+ * would be part of what is measured. Throws on a non-zero exit.
+ */
+export async function timeNode(args: readonly string[]): Promise<number> {
+  const started = process.hrtime.bigint();
+  const child = spawnNode(args, ["ignore", "ignore", "pipe"]);
+  let stderr = "";
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (exitCode) => resolve(exitCode));
+  });
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  if (code !== 0) throw new Error(`node ${args.join(" ")} exited with ${code}:\n${stderr.slice(-4000)}`);
+  return ms;
 }
 
 export function median(values: readonly number[]): number {

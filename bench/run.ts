@@ -1,11 +1,14 @@
 /**
  * `npm run bench`: generates (or reuses) synthetic organizations of 1k, 10k and
- * 100k posts, measures the floor, the full build, the rebuilds and the server
- * on tmpfs, the floor and the full build once more on disk (for information),
- * and prints one markdown table (also written to bench/last-run.md).
+ * 100k posts and a corpus of 500 organizations × 20 posts, measures the CLI's
+ * start-up, the floor, the full build, the rebuilds and the server on tmpfs,
+ * the floor and the full build once more on disk (for information), and prints
+ * the markdown tables (also written to bench/last-run.md).
  *
- *   BENCH_QUICK=1               1k posts only (for developing the bench)
+ *   BENCH_QUICK=1               1k posts and 50 organizations only (for developing the bench)
  *   BENCH_SIZES=1000,10000      the sizes to run (default 1000,10000,100000)
+ *   BENCH_ORGS=500x20           the many-organizations corpus, organizations x posts each (0: skipped)
+ *   BENCH_STARTUP_RUNS=15       runs of `cdsnap --help` and of `node -e 0` each
  *   BENCH_REPEAT=3              repetitions of each timed step (median reported)
  *   BENCH_LARGE_REPEAT=1        repetitions at 100k posts and more
  *   BENCH_HTTP_SECONDS=10       duration of each HTTP load run
@@ -18,23 +21,53 @@
 import { writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { DISK_STEPS, measureChanges, measureEdit, measureFull, measureNoop, makeWorkOrg, type SizeResult } from "./build-steps.js";
-import { ensureOrg } from "./cache.js";
+import {
+  DISK_STEPS,
+  editedOrgOf,
+  makeWorkOrg,
+  makeWorkTree,
+  measureChanges,
+  measureEdit,
+  measureFresh,
+  measureFull,
+  measureNoop,
+  measureOrgEdit,
+  type OrgsResult,
+  type SizeResult,
+} from "./build-steps.js";
+import { ensureOrg, ensureOrgs } from "./cache.js";
 import { ROOT, benchDir, describeCode, diskDir, filesystemType, makeTemp, progress, removeTemp, snapshotCli } from "./measure.js";
 import { benchEdge } from "./edge-bench.js";
 import { benchServe, type ServeInput } from "./serve-bench.js";
+import { measureStartup } from "./startup.js";
 import { renderReport, type RunResult } from "./table.js";
 
 const ORG_ID = "bench";
 const SEED = 20260101;
-/** At and above this size only the full build, the no-op rebuild and the one-post edit run. */
+/** At and above this size each step runs BENCH_LARGE_REPEAT times. */
 const LARGE = 100_000;
+/**
+ * Blocks per organization of the many-organizations corpus: an organization
+ * of 20 posts with the 2,000 blocks of the large ones would make a 1.2 GB
+ * database and a tree of 1.8 million files, most of it blocks.
+ */
+const BLOCKS_PER_SMALL_ORG = 20;
 
 function numberList(value: string | undefined, fallback: number[]): number[] {
   if (!value) return fallback;
   const list = value.split(",").map((v) => Number(v.trim()));
   if (list.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`cannot read "${value}" as a list of post counts`);
   return list;
+}
+
+/** `500x20` → 500 organizations of 20 posts; `0` → none. */
+function orgsCorpus(value: string | undefined, fallback: [number, number]): [number, number] | null {
+  if (value === "0") return null;
+  if (!value) return fallback;
+  const match = /^(\d+)x(\d+)$/.exec(value.trim());
+  const [orgs, posts] = match ? [Number(match[1]), Number(match[2])] : [0, 0];
+  if (orgs < 1 || posts < 1) throw new Error(`BENCH_ORGS must read <organizations>x<posts each> (500x20) or 0, not "${value}"`);
+  return [orgs, posts];
 }
 
 function positive(name: string, fallback: number): number {
@@ -48,6 +81,8 @@ function positive(name: string, fallback: number): number {
 async function main(): Promise<void> {
   const quick = process.env.BENCH_QUICK === "1";
   const sizes = quick ? [1000] : numberList(process.env.BENCH_SIZES, [1000, 10_000, 100_000]);
+  const corpus = orgsCorpus(process.env.BENCH_ORGS, quick ? [50, 20] : [500, 20]);
+  const startupRuns = Math.round(positive("BENCH_STARTUP_RUNS", 15));
   const reps = Math.round(positive("BENCH_REPEAT", 3));
   const largeReps = Math.round(positive("BENCH_LARGE_REPEAT", 1));
   const seconds = positive("BENCH_HTTP_SECONDS", 10);
@@ -63,6 +98,8 @@ async function main(): Promise<void> {
   snapshotCli();
   const run: RunResult = {
     sizes: [],
+    orgs: null,
+    startup: null,
     serve: null,
     edge: null,
     reps: measureBuilds ? reps : 1,
@@ -74,6 +111,10 @@ async function main(): Promise<void> {
     loadAfter: [],
     startedAt: new Date(),
   };
+  if (measureBuilds) {
+    progress(`start-up: cdsnap --help and node -e 0, ${startupRuns} runs each`);
+    run.startup = await measureStartup(startupRuns);
+  }
   const allSizes = measureBuilds ? sizes : [serveSize];
   for (const posts of [...new Set(allSizes)].sort((a, b) => a - b)) {
     const org = ensureOrg(ORG_ID, posts, SEED);
@@ -88,7 +129,8 @@ async function main(): Promise<void> {
     if (measureBuilds) {
       await measureNoop(work, times, result);
       await measureEdit(work, times, result);
-      if (!large) await measureChanges(work, times, result);
+      await measureChanges(work, times, result);
+      await measureFresh(work, times, result);
     }
     if (measureHttp && posts === serveSize) {
       const input: ServeInput = {
@@ -120,11 +162,37 @@ async function main(): Promise<void> {
     }
     run.sizes.push(result);
   }
+  if (measureBuilds && corpus !== null) run.orgs = await measureOrgs(corpus[0], corpus[1], base, reps);
   run.loadAfter = os.loadavg();
 
   const report = renderReport(run);
   writeFileSync(path.join(ROOT, "bench", "last-run.md"), report);
   process.stdout.write(report);
+}
+
+async function measureOrgs(orgs: number, postsPerOrg: number, base: string, reps: number): Promise<OrgsResult> {
+  const corpus = ensureOrgs(orgs, postsPerOrg, BLOCKS_PER_SMALL_ORG, SEED);
+  const label = `${orgs} organizations × ${postsPerOrg} posts`;
+  const workDir = makeTemp(`cdsnap-bench-orgs-${orgs}x${postsPerOrg}-`, base);
+  progress(`${label}: copying the database and the posts to ${workDir}`);
+  const work = await makeWorkTree(corpus, base, workDir);
+  const result: OrgsResult = {
+    posts: corpus.posts,
+    outputFiles: 0,
+    outputBytes: 0,
+    steps: {},
+    orgs,
+    postsPerOrg,
+    blocksPerOrg: corpus.blocksPerOrg,
+    editedOrg: editedOrgOf(corpus).orgId,
+  };
+  progress(`${label}: full builds, floor, rebuilds in ${base} (${reps === 1 ? "1 run" : `${reps} runs`} each)`);
+  await measureFull(work, reps, result);
+  await measureNoop(work, reps, result);
+  await measureOrgEdit(work, corpus, reps, result);
+  removeTemp(path.dirname(work.out));
+  removeTemp(workDir);
+  return result;
 }
 
 main().catch((error: unknown) => {

@@ -6,9 +6,9 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, expect, test } from "vitest";
-import { generateOrg } from "../../bench/generate.js";
+import { makeFloorPlan } from "../../bench/floor-plan.js";
+import { generateOrg, generateOrgs } from "../../bench/generate.js";
 import { runCli } from "../fixtures/cli.js";
-
 
 const temps: string[] = [];
 afterEach(async () => {
@@ -32,7 +32,6 @@ async function readTree(root: string): Promise<Map<string, Buffer>> {
   }
   return files;
 }
-
 
 test("the same seed generates byte-identical posts", async () => {
   const [a, b] = [await tempDir(), await tempDir()];
@@ -59,4 +58,44 @@ test("cdsnap build accepts a generated organization and publishes its posts", as
   expect(bench?.postsPublished).toBe(org.statusCounts.published);
   expect(bench?.postsPublished).toBeGreaterThan(0);
   expect(bench?.blocksPublished).toBeGreaterThan(1000);
+}, 120_000);
+
+test("many organizations share one database, each with its own posts and keys", async () => {
+  const [a, b] = [await tempDir(), await tempDir()];
+  const options = { orgs: 3, postsPerOrg: 4, blocksPerOrg: 5, seed: 7 };
+  const corpusA = generateOrgs({ dir: a, ...options });
+  const corpusB = generateOrgs({ dir: b, ...options });
+
+  expect(corpusA.orgs.map((o) => o.orgId)).toEqual(["org-1", "org-2", "org-3"]);
+  const treeA = await readTree(corpusA.content);
+  const treeB = await readTree(corpusB.content);
+  expect(treeA.size).toBe(12);
+  for (const [file, bytes] of treeA) expect(bytes.equals(treeB.get(file)!), file).toBe(true);
+  for (const { orgId, samplePublished } of corpusA.orgs) {
+    expect([...treeA.keys()].filter((file) => file.startsWith(`${orgId}${path.sep}`))).toHaveLength(4);
+    expect(samplePublished.relPath.startsWith(`${orgId}/`)).toBe(true);
+  }
+  expect(new Set(corpusA.orgs.map((o) => o.samplePublished.id)).size).toBe(3);
+});
+
+test("cdsnap build accepts the many-organizations corpus, --org rebuilds one, and the floor plan covers the whole tree", async () => {
+  const dir = await tempDir();
+  const corpus = generateOrgs({ dir, orgs: 3, postsPerOrg: 4, blocksPerOrg: 5, seed: 7 });
+  const out = path.join(dir, "site", "out");
+
+  const full = await runCli(["build", "--db", corpus.db, "--content", corpus.content, "--out", out, "--json"]);
+  expect(full.code, full.stderr).toBe(0);
+  const report = JSON.parse(full.stdout) as { orgs: { orgId: string; postsPublished: number; blocksPublished: number }[] };
+  expect(report.orgs.map((o) => o.orgId)).toEqual(corpus.orgs.map((o) => o.orgId));
+  expect(report.orgs.reduce((sum, o) => sum + o.postsPublished, 0)).toBe(corpus.statusCounts.published);
+
+  const plan = await makeFloorPlan(corpus.content, corpus.db, out);
+  expect(plan.sources).toHaveLength(1 + corpus.posts);
+  const perOrg = (orgId: string) => plan.outputs.filter(([rel]) => rel.includes(`/organizations/${orgId}/`)).length;
+  for (const { orgId } of corpus.orgs) expect(perOrg(orgId), orgId).toBeGreaterThan(0);
+
+  const { orgId } = corpus.orgs[1]!;
+  const one = await runCli(["build", "--db", corpus.db, "--content", corpus.content, "--out", out, "--json", "--org", orgId]);
+  expect(one.code, one.stderr).toBe(0);
+  expect((JSON.parse(one.stdout) as { orgs: { orgId: string }[] }).orgs.map((o) => o.orgId)).toEqual([orgId]);
 }, 120_000);
