@@ -53,12 +53,30 @@ export function paramAccepts(param: ParamSpec, value: string): boolean {
   );
 }
 
+// Each template split once into its literal text and the fields between:
+// a build asks for the paths of every post, several times each.
+let templates: Map<RouteKind, { literals: string[]; fields: string[] }> | undefined;
+function templateOf(kind: RouteKind) {
+  templates ??= new Map();
+  let template = templates.get(kind);
+  if (!template) {
+    const parts = ROUTES[kind].path.split(/\{(\w+)\}/);
+    template = {
+      literals: parts.filter((_, i) => i % 2 === 0),
+      fields: parts.filter((_, i) => i % 2 === 1).map((name) => PARAMS[name as ParamName].field),
+    };
+    templates.set(kind, template);
+  }
+  return template;
+}
+
 /** The API path of a route, e.g. `/api/organizations/demo/blocks/by-slug/hero`. */
 export function pathOf(route: Route): string {
   const values = route as unknown as Record<string, string>;
-  return ROUTES[route.kind].path.replace(/\{(\w+)\}/g, (_, name: string) =>
-    encodeURIComponent(values[PARAMS[name as ParamName].field]!),
-  );
+  const { literals, fields } = templateOf(route.kind);
+  let path = literals[0]!;
+  for (let i = 0; i < fields.length; i++) path += encodeURIComponent(values[fields[i]!]!) + literals[i + 1]!;
+  return path;
 }
 
 function match(route: CompiledRoute, parts: readonly string[]): Route | null {

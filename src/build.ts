@@ -149,7 +149,8 @@ async function audit(plan: BuildPlan, written: WriteResult): Promise<AuditState 
   if (written.kind === "unchanged") return null;
   const { previous } = plan.generation;
   const { gen, files } = written;
-  return plan.audit.check(gen.tree, previous.trusted ? (previous.state.audit?.() ?? null) : null, files).catch(async (error: unknown) => {
+  const recorded = previous.trusted ? (previous.state.audit?.() ?? null) : null;
+  return plan.audit.check(gen.tree, recorded, files, plan.generation.carried).catch(async (error: unknown) => {
     await discardGeneration(gen);
     throw error;
   });

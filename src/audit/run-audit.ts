@@ -10,7 +10,7 @@ import { AuditFailedError, UsageError } from "../errors.js";
 import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { expectationsOf, readAuditInputs } from "./audit-inputs.js";
 import { auditTree, inspectBytes, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
-import type { AuditState, FileEntry, SecretsKey } from "../emit/build-state.js";
+import type { AuditedFile, AuditState, FileEntry, SecretsKey } from "../emit/build-state.js";
 import { needlesOf, redactSecrets } from "./scan-secrets.js";
 import { routeOfFile } from "../api-paths.js";
 import { ROUTES } from "../route-table.js";
@@ -91,12 +91,30 @@ export function createBuildAudit(
      * the tree is audited again even when no byte of it changes.
      */
     secretsChanged,
-    /** Audits the generation's tree, given every file it holds and each one's SHA-256. */
-    async check(tree: string, previous: AuditState | null, files: ReadonlyMap<string, FileEntry>): Promise<AuditState> {
+    /**
+     * Audits the generation's tree, given every file it holds and each one's
+     * SHA-256. `carried` are the live files of the organizations an `--org`
+     * build kept as they are: with the facts of the live tree's audit at hand
+     * and the same secrets, they passed it as they are, and are not audited again.
+     */
+    async check(
+      tree: string,
+      previous: AuditState | null,
+      files: ReadonlyMap<string, FileEntry>,
+      carried: readonly string[] = [],
+    ): Promise<AuditState> {
       const sha256Of = (rel: string) => files.get(rel)?.[0];
       const changed = await secretsChanged();
       const reuse = previous && !changed ? previous.files : undefined;
-      const result = await auditTree(tree, expectations, secrets, { inspected, previous: reuse, sha256Of, files: [...files.keys()] });
+      const kept = new Map<string, AuditedFile>();
+      if (reuse) {
+        for (const rel of carried) {
+          const known = reuse.get(rel);
+          if (known && known.sha256 === sha256Of(rel)) kept.set(rel, known);
+        }
+      }
+      const audited = [...files.keys()].filter((rel) => !kept.has(rel));
+      const result = await auditTree(tree, expectations, secrets, { inspected, previous: reuse, sha256Of, files: audited });
       if (!result.ok) {
         // A file with the bytes the live generation was audited with, failing now: the live tree holds it too.
         const liveHoldsOne =
@@ -107,12 +125,12 @@ export function createBuildAudit(
           });
         throw new AuditFailedError(result.problems, liveHoldsOne);
       }
-      const audited: AuditState["files"] = new Map();
-      for (const facts of result.facts) {
-        const sha256 = sha256Of(facts.rel);
-        if (sha256) audited.set(facts.rel, { sha256, facts });
+      const facts: AuditState["files"] = new Map(kept);
+      for (const fileFacts of result.facts) {
+        const sha256 = sha256Of(fileFacts.rel);
+        if (sha256) facts.set(fileFacts.rel, { sha256, facts: fileFacts });
       }
-      return { salt, secretsKey: await secretsKey, files: audited };
+      return { salt, secretsKey: await secretsKey, files: facts };
     },
   };
 }
