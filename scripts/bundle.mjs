@@ -20,6 +20,7 @@ await build({
     cli: "src/cli/main.ts",
     index: "src/index.ts",
     "parse-worker": "src/sources/parse-worker.ts",
+    "render-worker": "src/emit/render-worker.ts",
     "tools/generate-schemas": "src/contract/generate-cli.ts",
   },
   outdir: "dist",

@@ -138,7 +138,8 @@ async function write(input: BuildInput, plan: BuildPlan): Promise<WriteResult> {
   const force = live !== null && (await plan.audit.secretsChanged());
   return writeGeneration(input.store, plan.generation, {
     loadBody: (post) => loadBody(options.content, post),
-    onWrite: plan.audit.onWrite,
+    contentDir: options.content,
+    audit: plan.audit,
     onProgress: options.onProgress,
     force,
   });

@@ -11,7 +11,7 @@ import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { expectationsOf, readAuditInputs } from "./audit-inputs.js";
 import { auditTree, inspectBytes, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
 import type { AuditedFile, AuditState, FileEntry, SecretsKey } from "../emit/build-state.js";
-import { needlesOf, redactSecrets } from "./scan-secrets.js";
+import { needlesOf, redactSecrets, type SecretNeedle } from "./scan-secrets.js";
 import { routeOfFile } from "../api-paths.js";
 import { ROUTES } from "../route-table.js";
 import type { StoredSecret } from "./read-secrets.js";
@@ -66,23 +66,20 @@ export function createBuildAudit(
   const expectations = expectationsOf(snapshot.orgs, snapshot.rowIds, postsByOrg, now);
   const { needles } = needlesOf(secrets);
   const inspected = new Map<string, Inspected>();
-  const byBytes = new WeakMap<Buffer, Inspected>();
+  const inspect = createInspector(expectations.orgIds, needles);
   // Started at once: the key derivation runs on the thread pool while the build plans.
   const salt = audited?.salt ?? randomBytes(16).toString("hex");
   const secretsKey = secretsKeyOf(secrets, salt);
   const secretsChanged = async () => audited?.secretsKey !== (await secretsKey);
   return {
+    /** What the secrets and organizations are, for an inspection in a render worker. */
+    needles,
+    orgIds: expectations.orgIds,
     onWrite(rel: string, bytes: Buffer): void {
-      // A post's (or block's) file by id and by slug are the same bytes, handed
-      // over as the same buffer: the second path reuses the first's inspection.
-      const twin = byBytes.get(bytes);
-      const route = routeOfFile(rel);
-      if (twin?.facts && twin.problems.length === 0 && route && ROUTES[route.kind].shape === ROUTES[twin.facts.route.kind].shape) {
-        inspected.set(rel, { problems: [], facts: { ...twin.facts, rel, route } });
-        return;
-      }
-      const result = inspectBytes(rel, bytes, expectations.orgIds, needles);
-      byBytes.set(bytes, result);
+      inspected.set(rel, inspect(rel, bytes));
+    },
+    /** A file written and inspected elsewhere (a render worker). */
+    inspectedElsewhere(rel: string, result: Inspected): void {
       inspected.set(rel, result);
     },
     /**
@@ -132,6 +129,25 @@ export function createBuildAudit(
       }
       return { salt, secretsKey: await secretsKey, files: facts };
     },
+  };
+}
+
+/**
+ * The per-file checks of each file a build writes, on the bytes in hand. A
+ * post's (or block's) file by id and by slug are the same bytes, handed over
+ * as the same buffer: the second path reuses the first's inspection.
+ */
+export function createInspector(orgIds: ReadonlySet<string>, needles: readonly SecretNeedle[]): (rel: string, bytes: Buffer) => Inspected {
+  const byBytes = new WeakMap<Buffer, Inspected>();
+  return (rel, bytes) => {
+    const twin = byBytes.get(bytes);
+    const route = routeOfFile(rel);
+    if (twin?.facts && twin.problems.length === 0 && route && ROUTES[route.kind].shape === ROUTES[twin.facts.route.kind].shape) {
+      return { problems: [], facts: { ...twin.facts, rel, route } };
+    }
+    const result = inspectBytes(rel, bytes, orgIds, needles);
+    byBytes.set(bytes, result);
+    return result;
   };
 }
 

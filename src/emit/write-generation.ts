@@ -15,14 +15,15 @@
  * Post files are rendered one post at a time, so bodies and outputs are never
  * all held at once.
  */
-import { closeSync, fstatSync, linkSync, mkdirSync, openSync, rmdirSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { linkSync, mkdirSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
-import { fileOf } from "../api-paths.js";
 import type { PostRecord } from "../model/snapshot.js";
-import { renderPostFiles } from "../render/render-org.js";
+import type { Inspected } from "../audit/audit-tree.js";
+import type { SecretNeedle } from "../audit/scan-secrets.js";
 import type { FileEntry } from "./build-state.js";
-import { fileBytes, sha256 } from "./file-bytes.js";
+import { renderInParallel, renderWorkers, type FileOutcome, type RenderJobInput, type RenderSetup } from "./render-pool.js";
+import { createFile, inFolder, linkInto, postFileBytes, removeFile } from "./tree-files.js";
 import { apiPathOfFile, orgOfFile, proxyFileOf, type GenerationPlan, type PostJob } from "./plan-generation.js";
 import { generation, nextGenerationId, pagesFileOf, recycleGeneration, type Generation, type TreeStore } from "./tree-store.js";
 
@@ -65,11 +66,21 @@ export interface WrittenGeneration extends WriteCommon {
 
 export type WriteResult = Unchanged | WrittenGeneration;
 
+/** The audit's side of the writing: it inspects each file written, here or in a render worker. */
+export interface WriteAudit {
+  onWrite: (rel: string, bytes: Buffer) => void;
+  inspectedElsewhere: (rel: string, inspected: Inspected) => void;
+  needles: SecretNeedle[];
+  orgIds: ReadonlySet<string>;
+}
+
 export interface WriteOptions {
   /** A post's body, when the record no longer holds it. */
   loadBody: (post: PostRecord) => string;
-  /** Sees the bytes of every file this build writes (the audit inspects them without reading back). */
-  onWrite?: (rel: string, bytes: Buffer) => void;
+  /** Where the posts are (a render worker reads a body the record let go). */
+  contentDir: string;
+  /** Sees every file this build writes (the audit inspects the bytes without reading back). */
+  audit?: WriteAudit;
   onProgress?: (done: number, total: number) => void;
   /** Make a generation even when no byte changes (the live tree must be audited again and republished). */
   force?: boolean;
@@ -81,73 +92,6 @@ function statsIn(perOrg: Map<string, EmitStats>): (orgId: string) => EmitStats {
     if (!s) perOrg.set(orgId, (s = { written: 0, unchanged: 0, removed: 0 }));
     return s;
   };
-}
-
-/** A post's files as bytes: by id and by slug are the same object, serialized and hashed once into one buffer. */
-function renderJob(job: PostJob, body: string): { rel: string; bytes: Buffer; sha256: string }[] {
-  const serialized = new Map<unknown, { bytes: Buffer; sha256: string }>();
-  return renderPostFiles(job.orgId, job.post, body, job.plan.categories).map((file) => {
-    let done = serialized.get(file.json);
-    if (!done) {
-      const bytes = fileBytes(file.json);
-      serialized.set(file.json, (done = { bytes, sha256: sha256(bytes) }));
-    }
-    return { rel: fileOf(file.route), ...done };
-  });
-}
-
-const errno = (error: unknown) => (error as NodeJS.ErrnoException).code;
-
-/** Runs `make` (which creates `file`), creating its folder first when it is missing. */
-function inFolder<T>(file: string, make: () => T): T {
-  try {
-    return make();
-  } catch (error) {
-    if (errno(error) !== "ENOENT") throw error;
-    mkdirSync(path.dirname(file), { recursive: true });
-    return make();
-  }
-}
-
-function unlinkIfThere(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch (error) {
-    if (errno(error) !== "ENOENT") throw error;
-  }
-}
-
-/** Removes a file and the folders it leaves empty, up to the tree's root. */
-function removeFile(tree: string, rel: string): void {
-  unlinkIfThere(path.join(tree, rel));
-  for (let dir = path.dirname(rel); dir !== "."; dir = path.dirname(dir)) {
-    try {
-      rmdirSync(path.join(tree, dir));
-    } catch (error) {
-      if (errno(error) === "ENOTEMPTY" || errno(error) === "EEXIST" || errno(error) === "ENOENT") return;
-      throw error;
-    }
-  }
-}
-
-function linkInto(tree: string, from: string, rel: string): void {
-  const to = path.join(tree, rel);
-  unlinkIfThere(to);
-  inFolder(to, () => linkSync(from, to));
-}
-
-/** Creates `rel` with `bytes`; exclusive, so bytes can never land in an inode the live tree shares. */
-function createFile(tree: string, rel: string, bytes: Buffer): [ino: number, mtimeMs: number, size: number] {
-  const file = path.join(tree, rel);
-  unlinkIfThere(file);
-  const fd = inFolder(file, () => openSync(file, "wx"));
-  try {
-    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
-    const info = fstatSync(fd);
-    return [info.ino, info.mtimeMs, info.size];
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /**
@@ -210,13 +154,16 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
       files.set(rel, liveEntry(rel)!);
       statsOf(orgId).unchanged++;
     };
-    const write = async (rel: string, orgId: string, bytes: Buffer, hash: string) => {
-      const tree = (await opened()).tree;
-      options.onWrite?.(rel, bytes);
-      files.set(rel, [hash, ...createFile(tree, rel, bytes)]);
+    const recordWritten = (rel: string, orgId: string, entry: FileEntry) => {
+      files.set(rel, entry);
       replay.set(rel, true);
       statsOf(orgId).written++;
       (liveEntry(rel) ? changes.changed : changes.added).push(apiPathOfFile(rel));
+    };
+    const write = async (rel: string, orgId: string, bytes: Buffer, hash: string) => {
+      const tree = (await opened()).tree;
+      options.audit?.onWrite(rel, bytes);
+      recordWritten(rel, orgId, [hash, ...createFile(tree, rel, bytes)]);
     };
     const keepOrWrite = async (rel: string, orgId: string, bytes: Buffer, hash: string) => {
       if (liveEntry(rel)?.[0] === hash) keep(rel, orgId);
@@ -225,19 +172,61 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
 
     for (const o of plan.outputs) await keepOrWrite(o.rel, o.orgId, o.bytes, o.sha256);
     let done = 0;
-    for (const job of plan.jobs) {
-      if (job.reuse) {
-        for (const rel of job.rels) keep(rel, job.orgId);
-      } else {
-        postsRendered++;
-        for (const file of renderJob(job, job.post.body ?? options.loadBody(job.post))) {
-          await keepOrWrite(file.rel, job.orgId, file.bytes, file.sha256);
-        }
-      }
+    const finished = (job: PostJob) => {
       delete job.post.body;
       options.onProgress?.(++done, plan.jobs.length);
-      // A build inside `cdsnap dev` shares its thread with the server: let requests through now and then.
-      if (done % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+    };
+    for (const job of plan.jobs) {
+      if (!job.reuse) continue;
+      for (const rel of job.rels) keep(rel, job.orgId);
+      finished(job);
+    }
+    const toRender = plan.jobs.filter((job) => !job.reuse);
+    postsRendered = toRender.length;
+    const renderHere = async (job: PostJob) => {
+      for (const file of postFileBytes(job.orgId, job.post, job.post.body ?? options.loadBody(job.post), job.plan.categories)) {
+        await keepOrWrite(file.rel, job.orgId, file.bytes, file.sha256);
+      }
+      finished(job);
+    };
+    const pool = options.audit ? renderWorkers(toRender.length) : null;
+    if (pool && options.audit) {
+      const { audit } = options;
+      const setup: RenderSetup = {
+        tree: (await opened()).tree,
+        contentDir: options.contentDir,
+        linkFrom: trusted ? null : (live?.tree ?? null),
+        orgIds: [...audit.orgIds],
+        needles: audit.needles,
+      };
+      const input = (job: PostJob): RenderJobInput => ({
+        orgId: job.orgId,
+        post: job.post,
+        categories: [...job.plan.categories],
+        live: job.rels.flatMap((rel): [string, string][] => {
+          const entry = liveEntry(rel);
+          return entry ? [[rel, entry[0]]] : [];
+        }),
+      });
+      const apply = (job: PostJob, outcomes: FileOutcome[]) => {
+        for (const outcome of outcomes) {
+          if (outcome.kept) {
+            files.set(outcome.rel, liveEntry(outcome.rel)!);
+            statsOf(job.orgId).unchanged++;
+            continue;
+          }
+          audit.inspectedElsewhere(outcome.rel, outcome.inspected);
+          recordWritten(outcome.rel, job.orgId, [outcome.sha256, outcome.ino, outcome.mtimeMs, outcome.size]);
+        }
+        finished(job);
+      };
+      await renderInParallel(toRender, pool, setup, input, renderHere, apply);
+    } else {
+      for (const job of toRender) {
+        await renderHere(job);
+        // A build inside `cdsnap dev` shares its thread with the server: let requests through now and then.
+        if (done % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
     }
     if (gen === null) return { kind: "unchanged", perOrg, postsRendered };
     const tree = (gen as Generation).tree;

@@ -116,7 +116,7 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
   const previous = await readPreviousBuild(store);
   const plan = planGeneration(previous, plans, { carryOver: false, codeVersion: "test" });
   const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now, previous.state.audited);
-  const written = await writeGeneration(store, plan, { loadBody: (post) => loadBody(site.content, post), onWrite: audit.onWrite });
+  const written = await writeGeneration(store, plan, { loadBody: (post) => loadBody(site.content, post), contentDir: site.content, audit });
   if (written.kind !== "written") throw new Error("the buggy plan must write files");
   const error = (await audit
     .check(written.gen.tree, previous.state.audit?.() ?? null, written.files)

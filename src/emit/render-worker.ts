@@ -1,0 +1,40 @@
+/** A render worker (see render-pool.ts): renders, writes and inspects each batch of posts it is sent. */
+import path from "node:path";
+import { parentPort } from "node:worker_threads";
+import { createInspector } from "../audit/run-audit.js";
+import { loadBody } from "../sources/read-posts.js";
+import type { FileOutcome, RenderAnswer, RenderJobInput, RenderSetup, RenderTask } from "./render-pool.js";
+import { createFile, linkInto, postFileBytes } from "./tree-files.js";
+
+let setup: RenderSetup | null = null;
+let inspect: ReturnType<typeof createInspector> = () => ({ problems: [] });
+
+function render(job: RenderJobInput): FileOutcome[] {
+  const { tree, contentDir, linkFrom } = setup!;
+  const live = new Map(job.live);
+  const body = job.post.body ?? loadBody(contentDir, job.post);
+  return postFileBytes(job.orgId, job.post, body, new Map(job.categories)).map(({ rel, bytes, sha256 }): FileOutcome => {
+    if (live.get(rel) === sha256) {
+      if (linkFrom !== null) linkInto(tree, path.join(linkFrom, rel), rel);
+      return { rel, kept: true };
+    }
+    const [ino, mtimeMs, size] = createFile(tree, rel, bytes);
+    return { rel, kept: false, sha256, ino, mtimeMs, size, bytes: bytes.length, inspected: inspect(rel, bytes) };
+  });
+}
+
+parentPort?.on("message", (task: RenderTask) => {
+  if ("setup" in task) {
+    setup = task.setup;
+    inspect = createInspector(new Set(task.setup.orgIds), task.setup.needles);
+    return;
+  }
+  let answer: RenderAnswer;
+  try {
+    answer = { files: task.jobs.map(render) };
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    answer = { error: { message: e.message, code: e.code, path: e.path } };
+  }
+  parentPort?.postMessage(answer);
+});
