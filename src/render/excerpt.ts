@@ -5,6 +5,7 @@
  */
 import { decodeHTML } from "entities";
 import { Lexer, type Token, type TokensList } from "marked";
+import { scanProse } from "./prose-scan.js";
 
 export const EXCERPT_MAX = 200;
 const ELLIPSIS = "…";
@@ -40,15 +41,44 @@ function withoutCitations(text: string): string {
   return out;
 }
 
+/** Gathered text to plain text: markers out, whitespace collapsed, no space before punctuation. */
+function finished(text: string): string {
+  return withoutCitations(text)
+    .replace(/\s+/g, " ")
+    .replace(/\s+([.,;:!?])/g, "$1")
+    .trim();
+}
+
 /** The plain text of a markdown document's prose, whitespace collapsed. */
 export function plainTextOf(markdown: string): string {
   const tokens: TokensList = Lexer.lex(markdown, LEXER_OPTIONS);
   const parts: string[] = [];
   collectText(tokens, parts);
-  return withoutCitations(parts.join(""))
-    .replace(/\s+/g, " ")
-    .replace(/\s+([.,;:!?])/g, "$1")
-    .trim();
+  return finished(parts.join(""));
+}
+
+/**
+ * plainTextOf without marked, when prose-scan.ts reads the document (plain
+ * paragraphs and headings), else undefined. Unless `whole`, reading may end at
+ * a blank line once the text holds more than the EXCERPT_MAX + 1 code points
+ * cutAtWord looks at: the text is then the start of plainTextOf's, and cuts
+ * the same. That blank line is within the first SHALLOW characters, so the
+ * text is also the start of what lexablePlainTextOf reads when the whole
+ * document overflows the lexer's stack.
+ */
+export function scannedPlainTextOf(markdown: string, whole = false): string | undefined {
+  let gathered = "";
+  let text = "";
+  const enough = (more: string) => {
+    // Finishing only shortens the text: too short a text is not finished to find out.
+    if (more.length <= EXCERPT_MAX + 1) return false;
+    gathered = more;
+    text = finished(more);
+    return hasMoreThan(text, EXCERPT_MAX + 1);
+  };
+  const scanned = scanProse(markdown, whole ? undefined : { within: SHALLOW, enough });
+  if (scanned === undefined) return undefined;
+  return scanned === gathered ? text : finished(scanned);
 }
 
 /** Cuts text to at most `max` code points (the `…` included) at a word boundary. */
@@ -141,16 +171,33 @@ function hasMoreThan(text: string, codePoints: number): boolean {
   return false;
 }
 
-/** D3: the excerpt of a post that gives none: its body's plain text, cut at a word with `…`. */
-export function deriveExcerpt(markdown: string): string {
+function excerptOf(markdown: string, plainText: (markdown: string) => string): string {
   for (let size = FIRST_TRY; ; ) {
     const end = markdown.indexOf("\n\n", size);
     if (end === -1 || end > BODY_READ_MAX) break;
     const part = markdown.slice(0, end);
     if (usesDefinitionsOf(part, markdown.slice(end))) break;
-    const text = lexablePlainTextOf(part);
+    const text = plainText(part);
     if (hasMoreThan(text, EXCERPT_MAX + 1)) return cutAtWord(text);
     size = Math.max(size * GROWTH, end + 2);
   }
-  return cutAtWord(lexablePlainTextOf(readableStartOf(markdown)));
+  return cutAtWord(plainText(readableStartOf(markdown)));
+}
+
+// Where the scanner reads a part, its text is the lexer's or starts it with
+// more than cutAtWord looks at: the loop above returns the same excerpt.
+const scannedOrLexed = (markdown: string) => scannedPlainTextOf(markdown) ?? lexablePlainTextOf(markdown);
+
+/**
+ * D3: the excerpt of a post that gives none: its body's plain text, cut at a
+ * word with `…`. Lexing was most of a build's time per post; the parts of a
+ * body prose-scan.ts reads are not lexed.
+ */
+export function deriveExcerpt(markdown: string): string {
+  return excerptOf(markdown, scannedOrLexed);
+}
+
+/** deriveExcerpt with every part lexed: what deriveExcerpt falls back to, and what it is held equal to. */
+export function deriveExcerptByLexer(markdown: string): string {
+  return excerptOf(markdown, lexablePlainTextOf);
 }
