@@ -34,9 +34,11 @@ const CITATION = /\[\d+\]/g;
 /** Removes `[N]` markers, also those that removing one leaves (`[[1]2]`). */
 function withoutCitations(text: string): string {
   let out = text;
-  for (let before = ""; before !== out; ) {
-    before = out;
-    out = out.replace(CITATION, "");
+  // With no `[` left, another pass would find nothing.
+  while (out.includes("[")) {
+    const next = out.replace(CITATION, "");
+    if (next === out) break;
+    out = next;
   }
   return out;
 }
@@ -81,19 +83,32 @@ export function scannedPlainTextOf(markdown: string, whole = false): string | un
   return scanned === gathered ? text : finished(scanned);
 }
 
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+const SPACE = /\s/;
+const DANGLING = /[\s,;:.\-–—]/;
+
 /** Cuts text to at most `max` code points (the `…` included) at a word boundary. */
 export function cutAtWord(text: string, max = EXCERPT_MAX): string {
-  // Only the first max + 1 code points matter, and a code point is at most two
-  // UTF-16 units: splitting all of a 2,000-character text was most of the cost.
-  const head = text.length > 2 * (max + 1) ? text.slice(0, 2 * (max + 1)) : text;
-  const chars = Array.from(head);
-  if (head === text && chars.length <= max) return text;
-  const room = chars.slice(0, max - ELLIPSIS.length).join("");
+  // Counted in place: splitting the text into code points (Array.from) and
+  // joining them back was most of the cost. A lone surrogate counts as one.
+  const roomPoints = max - ELLIPSIS.length;
+  let room = -1; // UTF-16 length of the first roomPoints code points
+  let i = 0;
+  let points = 0;
+  for (; i < text.length && points <= max; points++) {
+    if (points === roomPoints) room = i;
+    i += isHighSurrogate(text.charCodeAt(i)) && isLowSurrogate(text.charCodeAt(i + 1)) ? 2 : 1;
+  }
+  if (points <= max) return text;
   // When the room ends exactly at the end of a word, that word is kept whole.
-  const endsAtWord = /\s/.test(chars[max - ELLIPSIS.length] ?? "");
-  const lastSpace = room.lastIndexOf(" ");
-  const cut = endsAtWord ? room : lastSpace > 0 ? room.slice(0, lastSpace) : room;
-  return cut.replace(/[\s,;:.\-–—]+$/u, "") + ELLIPSIS;
+  const endsAtWord = SPACE.test(text[room]!);
+  const head = text.slice(0, room);
+  const lastSpace = head.lastIndexOf(" ");
+  const cut = endsAtWord ? head : lastSpace > 0 ? head.slice(0, lastSpace) : head;
+  let end = cut.length;
+  while (end > 0 && DANGLING.test(cut[end - 1]!)) end--;
+  return cut.slice(0, end) + ELLIPSIS;
 }
 
 /**
@@ -130,6 +145,8 @@ const labelKey = (text: string) => text.trim().toUpperCase().toLowerCase().repla
  * a citation marker is left out all the same.
  */
 function usesDefinitionsOf(part: string, rest: string): boolean {
+  // Most bodies define nothing; DEFINITION_LINES cannot match without `]:`.
+  if (!rest.includes("]:")) return false;
   const labels = [...rest.matchAll(DEFINITION_LINES)].map((m) => labelKey(m[1]!));
   if (labels.length === 0) return false;
   const text = labelKey(part);

@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { renderPost } from "../../bench/post.js";
 import { parsePost } from "../../src/sources/front-matter.js";
-import { EXCERPT_MAX, deriveExcerpt, deriveExcerptByLexer, plainTextOf, scannedPlainTextOf } from "../../src/render/excerpt.js";
+import { EXCERPT_MAX, cutAtWord, deriveExcerpt, deriveExcerptByLexer, plainTextOf, scannedPlainTextOf } from "../../src/render/excerpt.js";
 import { DEMO_CONTENT } from "../fixtures/repo.js";
 
 const codePoints = (s: string) => [...s].length;
@@ -251,3 +251,32 @@ describe("prose-scan on bench-style and demo posts", () => {
   });
 });
 
+describe("cutAtWord counting in place", () => {
+  /** cutAtWord as it was, splitting the text into code points: the cut it must still make. */
+  function cutBySplitting(text: string, max = EXCERPT_MAX): string {
+    const head = text.length > 2 * (max + 1) ? text.slice(0, 2 * (max + 1)) : text;
+    const chars = Array.from(head);
+    if (head === text && chars.length <= max) return text;
+    const room = chars.slice(0, max - 1).join("");
+    const endsAtWord = /\s/.test(chars[max - 1] ?? "");
+    const lastSpace = room.lastIndexOf(" ");
+    const cut = endsAtWord ? room : lastSpace > 0 ? room.slice(0, lastSpace) : room;
+    return cut.replace(/[\s,;:.\-–—]+$/u, "") + "…";
+  }
+
+  test("cuts as the splitting version did, lone surrogates and astral characters included", () => {
+    const piece = fc.constantFrom("a", "bc", "word", " ", " ", "  ", "\u00a0", "\u2003", ",", ".", ";", ":", "-", "–", "—", "…", "😀", "𝔘", "咖", "é", "\ud800", "\udc00", "\t", "\n");
+    const text = fc.oneof(
+      fc.array(piece, { maxLength: 300 }).map((p) => p.join("")),
+      fc.tuple(fc.integer({ min: 190, max: 210 }), fc.array(piece, { maxLength: 6 })).map(([n, tail]) => "x".repeat(n) + tail.join("")),
+      fc.tuple(fc.integer({ min: 95, max: 105 }), fc.array(piece, { maxLength: 6 })).map(([n, tail]) => "😀".repeat(n) + tail.join("") + "😀".repeat(n)),
+      fc.string({ unit: "binary", maxLength: 450 }),
+    );
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(cutAtWord(t)).toBe(cutBySplitting(t));
+      }),
+      { numRuns: 20000 },
+    );
+  });
+});
