@@ -5,6 +5,7 @@
  */
 import { decodeHTML } from "entities";
 import { Lexer, type Token, type TokensList } from "marked";
+import { scanProse } from "./prose-scan.js";
 
 export const EXCERPT_MAX = 200;
 const ELLIPSIS = "…";
@@ -33,11 +34,21 @@ const CITATION = /\[\d+\]/g;
 /** Removes `[N]` markers, also those that removing one leaves (`[[1]2]`). */
 function withoutCitations(text: string): string {
   let out = text;
-  for (let before = ""; before !== out; ) {
-    before = out;
-    out = out.replace(CITATION, "");
+  // With no `[` left, another pass would find nothing.
+  while (out.includes("[")) {
+    const next = out.replace(CITATION, "");
+    if (next === out) break;
+    out = next;
   }
   return out;
+}
+
+/** Gathered text to plain text: markers out, whitespace collapsed, no space before punctuation. */
+function finished(text: string): string {
+  return withoutCitations(text)
+    .replace(/\s+/g, " ")
+    .replace(/\s+([.,;:!?])/g, "$1")
+    .trim();
 }
 
 /** The plain text of a markdown document's prose, whitespace collapsed. */
@@ -45,25 +56,59 @@ export function plainTextOf(markdown: string): string {
   const tokens: TokensList = Lexer.lex(markdown, LEXER_OPTIONS);
   const parts: string[] = [];
   collectText(tokens, parts);
-  return withoutCitations(parts.join(""))
-    .replace(/\s+/g, " ")
-    .replace(/\s+([.,;:!?])/g, "$1")
-    .trim();
+  return finished(parts.join(""));
 }
+
+/**
+ * plainTextOf without marked, when prose-scan.ts reads the document (plain
+ * paragraphs and headings), else undefined. Unless `whole`, reading may end at
+ * a blank line once the text holds more than the EXCERPT_MAX + 1 code points
+ * cutAtWord looks at: the text is then the start of plainTextOf's, and cuts
+ * the same. That blank line is within the first SHALLOW characters, so the
+ * text is also the start of what lexablePlainTextOf reads when the whole
+ * document overflows the lexer's stack.
+ */
+export function scannedPlainTextOf(markdown: string, whole = false): string | undefined {
+  let gathered = "";
+  let text = "";
+  const enough = (more: string) => {
+    // Finishing only shortens the text: too short a text is not finished to find out.
+    if (more.length <= EXCERPT_MAX + 1) return false;
+    gathered = more;
+    text = finished(more);
+    return hasMoreThan(text, EXCERPT_MAX + 1);
+  };
+  const scanned = scanProse(markdown, whole ? undefined : { within: SHALLOW, enough });
+  if (scanned === undefined) return undefined;
+  return scanned === gathered ? text : finished(scanned);
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+const SPACE = /\s/;
+const DANGLING = /[\s,;:.\-–—]/;
 
 /** Cuts text to at most `max` code points (the `…` included) at a word boundary. */
 export function cutAtWord(text: string, max = EXCERPT_MAX): string {
-  // Only the first max + 1 code points matter, and a code point is at most two
-  // UTF-16 units: splitting all of a 2,000-character text was most of the cost.
-  const head = text.length > 2 * (max + 1) ? text.slice(0, 2 * (max + 1)) : text;
-  const chars = Array.from(head);
-  if (head === text && chars.length <= max) return text;
-  const room = chars.slice(0, max - ELLIPSIS.length).join("");
+  // Counted in place: splitting the text into code points (Array.from) and
+  // joining them back was most of the cost. A lone surrogate counts as one.
+  const roomPoints = max - ELLIPSIS.length;
+  let room = -1; // UTF-16 length of the first roomPoints code points
+  let i = 0;
+  let points = 0;
+  for (; i < text.length && points <= max; points++) {
+    if (points === roomPoints) room = i;
+    i += isHighSurrogate(text.charCodeAt(i)) && isLowSurrogate(text.charCodeAt(i + 1)) ? 2 : 1;
+  }
+  if (points <= max) return text;
   // When the room ends exactly at the end of a word, that word is kept whole.
-  const endsAtWord = /\s/.test(chars[max - ELLIPSIS.length] ?? "");
-  const lastSpace = room.lastIndexOf(" ");
-  const cut = endsAtWord ? room : lastSpace > 0 ? room.slice(0, lastSpace) : room;
-  return cut.replace(/[\s,;:.\-–—]+$/u, "") + ELLIPSIS;
+  const endsAtWord = SPACE.test(text[room]!);
+  const head = text.slice(0, room);
+  const lastSpace = head.lastIndexOf(" ");
+  const cut = endsAtWord ? head : lastSpace > 0 ? head.slice(0, lastSpace) : head;
+  let end = cut.length;
+  while (end > 0 && DANGLING.test(cut[end - 1]!)) end--;
+  return cut.slice(0, end) + ELLIPSIS;
 }
 
 /**
@@ -100,6 +145,8 @@ const labelKey = (text: string) => text.trim().toUpperCase().toLowerCase().repla
  * a citation marker is left out all the same.
  */
 function usesDefinitionsOf(part: string, rest: string): boolean {
+  // Most bodies define nothing; DEFINITION_LINES cannot match without `]:`.
+  if (!rest.includes("]:")) return false;
   const labels = [...rest.matchAll(DEFINITION_LINES)].map((m) => labelKey(m[1]!));
   if (labels.length === 0) return false;
   const text = labelKey(part);
@@ -141,16 +188,33 @@ function hasMoreThan(text: string, codePoints: number): boolean {
   return false;
 }
 
-/** D3: the excerpt of a post that gives none: its body's plain text, cut at a word with `…`. */
-export function deriveExcerpt(markdown: string): string {
+function excerptOf(markdown: string, plainText: (markdown: string) => string): string {
   for (let size = FIRST_TRY; ; ) {
     const end = markdown.indexOf("\n\n", size);
     if (end === -1 || end > BODY_READ_MAX) break;
     const part = markdown.slice(0, end);
     if (usesDefinitionsOf(part, markdown.slice(end))) break;
-    const text = lexablePlainTextOf(part);
+    const text = plainText(part);
     if (hasMoreThan(text, EXCERPT_MAX + 1)) return cutAtWord(text);
     size = Math.max(size * GROWTH, end + 2);
   }
-  return cutAtWord(lexablePlainTextOf(readableStartOf(markdown)));
+  return cutAtWord(plainText(readableStartOf(markdown)));
+}
+
+// Where the scanner reads a part, its text is the lexer's or starts it with
+// more than cutAtWord looks at: the loop above returns the same excerpt.
+const scannedOrLexed = (markdown: string) => scannedPlainTextOf(markdown) ?? lexablePlainTextOf(markdown);
+
+/**
+ * D3: the excerpt of a post that gives none: its body's plain text, cut at a
+ * word with `…`. Lexing was most of a build's time per post; the parts of a
+ * body prose-scan.ts reads are not lexed.
+ */
+export function deriveExcerpt(markdown: string): string {
+  return excerptOf(markdown, scannedOrLexed);
+}
+
+/** deriveExcerpt with every part lexed: what deriveExcerpt falls back to, and what it is held equal to. */
+export function deriveExcerptByLexer(markdown: string): string {
+  return excerptOf(markdown, lexablePlainTextOf);
 }
