@@ -139,7 +139,7 @@ async function write(input: BuildInput, plan: BuildPlan): Promise<WriteResult> {
   return writeGeneration(input.store, plan.generation, {
     loadBody: (post) => loadBody(options.content, post),
     contentDir: options.content,
-    audit: plan.audit,
+    inspection: plan.audit.inspection,
     onProgress: options.onProgress,
     force,
   });
@@ -149,9 +149,9 @@ async function write(input: BuildInput, plan: BuildPlan): Promise<WriteResult> {
 async function audit(plan: BuildPlan, written: WriteResult): Promise<AuditState | null> {
   if (written.kind === "unchanged") return null;
   const { previous } = plan.generation;
-  const { gen, files } = written;
+  const { gen, files, inspected } = written;
   const recorded = previous.trusted ? (previous.state.audit?.() ?? null) : null;
-  return plan.audit.check(gen.tree, recorded, files, plan.generation.carried).catch(async (error: unknown) => {
+  return plan.audit.check(gen.tree, recorded, files, inspected, plan.generation.carried).catch(async (error: unknown) => {
     await discardGeneration(gen);
     throw error;
   });

@@ -9,11 +9,9 @@ import path from "node:path";
 import { AuditFailedError, UsageError } from "../errors.js";
 import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { expectationsOf, readAuditInputs } from "./audit-inputs.js";
-import { auditTree, inspectBytes, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
+import { auditTree, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
 import type { AuditedFile, AuditState, FileEntry, SecretsKey } from "../emit/build-state.js";
-import { needlesOf, redactSecrets, type SecretNeedle } from "./scan-secrets.js";
-import { routeOfFile } from "../api-paths.js";
-import { ROUTES } from "../route-table.js";
+import { needlesOf, redactSecrets } from "./scan-secrets.js";
 import type { StoredSecret } from "./read-secrets.js";
 
 export interface AuditOptions {
@@ -48,7 +46,8 @@ export async function auditOut(options: AuditOptions): Promise<AuditResult> {
 
 /**
  * The build's audit of its next generation, before the swap. Files the build
- * writes are inspected as they are written (their bytes are in hand); files it
+ * writes are inspected by its write stage as they are written (their bytes are
+ * in hand: inspector.ts), and the audit stage reads what it found; files it
  * hard-links from the live generation reuse the facts the previous audit
  * recorded for the same bytes, unless a secret changed since. Then every rule
  * across files runs on the whole tree. A failure throws
@@ -65,23 +64,14 @@ export function createBuildAudit(
 ) {
   const expectations = expectationsOf(snapshot.orgs, snapshot.rowIds, postsByOrg, now);
   const { needles } = needlesOf(secrets);
-  const inspected = new Map<string, Inspected>();
-  const inspect = createInspector(expectations.orgIds, needles);
+
   // Started at once: the key derivation runs on the thread pool while the build plans.
   const salt = audited?.salt ?? randomBytes(16).toString("hex");
   const secretsKey = secretsKeyOf(secrets, salt);
   const secretsChanged = async () => audited?.secretsKey !== (await secretsKey);
   return {
-    /** What the secrets and organizations are, for an inspection in a render worker. */
-    needles,
-    orgIds: expectations.orgIds,
-    onWrite(rel: string, bytes: Buffer): void {
-      inspected.set(rel, inspect(rel, bytes));
-    },
-    /** A file written and inspected elsewhere (a render worker). */
-    inspectedElsewhere(rel: string, result: Inspected): void {
-      inspected.set(rel, result);
-    },
+    /** What the write stage inspects each file it writes against. */
+    inspection: { needles, orgIds: expectations.orgIds },
     /**
      * Whether a secret was added, changed or removed since the live generation
      * was audited: a new secret may be a value the live files already hold, so
@@ -90,7 +80,7 @@ export function createBuildAudit(
     secretsChanged,
     /**
      * Audits the generation's tree, given every file it holds and each one's
-     * SHA-256. `carried` are the live files of the organizations an `--org`
+     * SHA-256, and what the write stage found inspecting the files it wrote. `carried` are the live files of the organizations an `--org`
      * build kept as they are: with the facts of the live tree's audit at hand
      * and the same secrets, they passed it as they are, and are not audited again.
      */
@@ -98,6 +88,7 @@ export function createBuildAudit(
       tree: string,
       previous: AuditState | null,
       files: ReadonlyMap<string, FileEntry>,
+      inspected: ReadonlyMap<string, Inspected>,
       carried: readonly string[] = [],
     ): Promise<AuditState> {
       const sha256Of = (rel: string) => files.get(rel)?.[0];
@@ -129,25 +120,6 @@ export function createBuildAudit(
       }
       return { salt, secretsKey: await secretsKey, files: facts };
     },
-  };
-}
-
-/**
- * The per-file checks of each file a build writes, on the bytes in hand. A
- * post's (or block's) file by id and by slug are the same bytes, handed over
- * as the same buffer: the second path reuses the first's inspection.
- */
-export function createInspector(orgIds: ReadonlySet<string>, needles: readonly SecretNeedle[]): (rel: string, bytes: Buffer) => Inspected {
-  const byBytes = new WeakMap<Buffer, Inspected>();
-  return (rel, bytes) => {
-    const twin = byBytes.get(bytes);
-    const route = routeOfFile(rel);
-    if (twin?.facts && twin.problems.length === 0 && route && ROUTES[route.kind].shape === ROUTES[twin.facts.route.kind].shape) {
-      return { problems: [], facts: { ...twin.facts, rel, route } };
-    }
-    const result = inspectBytes(rel, bytes, orgIds, needles);
-    byBytes.set(bytes, result);
-    return result;
   };
 }
 

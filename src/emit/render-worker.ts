@@ -1,7 +1,7 @@
 /** A render worker (see render-pool.ts): renders, writes and inspects each batch of posts it is sent. */
 import path from "node:path";
 import { parentPort } from "node:worker_threads";
-import { createInspector } from "../audit/run-audit.js";
+import { createInspector } from "../audit/inspector.js";
 import { loadBody } from "../sources/read-posts.js";
 import type { FileOutcome, RenderAnswer, RenderJobInput, RenderSetup, RenderTask } from "./render-pool.js";
 import { createFile, linkInto, postFileBytes } from "./tree-files.js";

@@ -20,6 +20,7 @@ import { rm } from "node:fs/promises";
 import path from "node:path";
 import type { PostRecord } from "../model/snapshot.js";
 import type { Inspected } from "../audit/audit-tree.js";
+import { createInspector } from "../audit/inspector.js";
 import type { SecretNeedle } from "../audit/scan-secrets.js";
 import type { FileEntry } from "./build-state.js";
 import { renderInParallel, renderWorkers, type FileOutcome, type RenderJobInput, type RenderSetup } from "./render-pool.js";
@@ -62,14 +63,14 @@ export interface WrittenGeneration extends WriteCommon {
   changes: ChangedPaths;
   /** The files this build wrote (true) and removed (false), against the live tree: what the next build replays. */
   replay: Map<string, boolean>;
+  /** The audit's per-file checks of every file written, on the bytes as they were written. */
+  inspected: Map<string, Inspected>;
 }
 
 export type WriteResult = Unchanged | WrittenGeneration;
 
-/** The audit's side of the writing: it inspects each file written, here or in a render worker. */
-export interface WriteAudit {
-  onWrite: (rel: string, bytes: Buffer) => void;
-  inspectedElsewhere: (rel: string, inspected: Inspected) => void;
+/** What each written file is inspected against for the audit, here or in a render worker. */
+export interface Inspection {
   needles: SecretNeedle[];
   orgIds: ReadonlySet<string>;
 }
@@ -79,8 +80,8 @@ export interface WriteOptions {
   loadBody: (post: PostRecord) => string;
   /** Where the posts are (a render worker reads a body the record let go). */
   contentDir: string;
-  /** Sees every file this build writes (the audit inspects the bytes without reading back). */
-  audit?: WriteAudit;
+  /** Every file written is inspected on its bytes, so the audit need not read them back. */
+  inspection: Inspection;
   onProgress?: (done: number, total: number) => void;
   /** Make a generation even when no byte changes (the live tree must be audited again and republished). */
   force?: boolean;
@@ -133,6 +134,8 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
   for (const orgId of new Set([...plan.outputs.map((o) => o.orgId), ...plan.jobs.map((j) => j.orgId)])) statsOf(orgId);
   const files = new Map<string, FileEntry>(trusted ? state.files : []);
   const replay = new Map<string, boolean>();
+  const inspected = new Map<string, Inspected>();
+  const inspect = createInspector(options.inspection.orgIds, options.inspection.needles);
   const changes: ChangedPaths = { added: [], changed: [], removed: plan.removed.map(apiPathOfFile) };
   for (const rel of plan.removed) statsOf(orgOfFile(rel)).removed++;
   let postsRendered = 0;
@@ -162,7 +165,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
     };
     const write = async (rel: string, orgId: string, bytes: Buffer, hash: string) => {
       const tree = (await opened()).tree;
-      options.audit?.onWrite(rel, bytes);
+      inspected.set(rel, inspect(rel, bytes));
       recordWritten(rel, orgId, [hash, ...createFile(tree, rel, bytes)]);
     };
     const keepOrWrite = async (rel: string, orgId: string, bytes: Buffer, hash: string) => {
@@ -189,15 +192,15 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
       }
       finished(job);
     };
-    const pool = options.audit ? renderWorkers(toRender.length) : null;
-    if (pool && options.audit) {
-      const { audit } = options;
+    const pool = renderWorkers(toRender.length);
+    if (pool) {
+      const { inspection } = options;
       const setup: RenderSetup = {
         tree: (await opened()).tree,
         contentDir: options.contentDir,
         linkFrom: trusted ? null : (live?.tree ?? null),
-        orgIds: [...audit.orgIds],
-        needles: audit.needles,
+        orgIds: [...inspection.orgIds],
+        needles: inspection.needles,
       };
       const input = (job: PostJob): RenderJobInput => ({
         orgId: job.orgId,
@@ -215,7 +218,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
             statsOf(job.orgId).unchanged++;
             continue;
           }
-          audit.inspectedElsewhere(outcome.rel, outcome.inspected);
+          inspected.set(outcome.rel, outcome.inspected);
           recordWritten(outcome.rel, job.orgId, [outcome.sha256, outcome.ino, outcome.mtimeMs, outcome.size]);
         }
         finished(job);
@@ -251,7 +254,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
       return { kind: "unchanged", perOrg, postsRendered };
     }
     for (const list of Object.values(changes)) list.sort();
-    return { kind: "written", gen: next, files, perOrg, changes, replay, postsRendered };
+    return { kind: "written", gen: next, files, perOrg, changes, replay, inspected, postsRendered };
   } catch (error) {
     if (gen) await discardGeneration(gen);
     throw error;

@@ -116,10 +116,10 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
   const previous = await readPreviousBuild(store);
   const plan = planGeneration(previous, plans, { carryOver: false, codeVersion: "test" });
   const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now, previous.state.audited);
-  const written = await writeGeneration(store, plan, { loadBody: (post) => loadBody(site.content, post), contentDir: site.content, audit });
+  const written = await writeGeneration(store, plan, { loadBody: (post) => loadBody(site.content, post), contentDir: site.content, inspection: audit.inspection });
   if (written.kind !== "written") throw new Error("the buggy plan must write files");
   const error = (await audit
-    .check(written.gen.tree, previous.state.audit?.() ?? null, written.files)
+    .check(written.gen.tree, previous.state.audit?.() ?? null, written.files, written.inspected)
     .catch((e: unknown) => e)) as AuditFailedError;
   await discardGeneration(written.gen);
   expect(error).toBeInstanceOf(AuditFailedError);
