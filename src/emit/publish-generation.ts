@@ -49,7 +49,21 @@ function nextState(
  * posts read again (same bytes, new file identity) are kept for the next build.
  */
 export function keepLive(store: TreeStore, plan: GenerationPlan, records: ReadonlyMap<string, readonly PostRecord[]>): void {
-  if (plan.previous.trusted) refreshPosts(store, plan.previous.state, nextPosts(plan, records));
+  if (plan.previous.trusted && readAgain(plan, records)) refreshPosts(store, plan.previous.state, nextPosts(plan, records));
+}
+
+/** Whether any post was read from its file again, or is gone: else the stored records stand as they are. */
+function readAgain(plan: GenerationPlan, records: ReadonlyMap<string, readonly PostRecord[]>): boolean {
+  const { state } = plan.previous;
+  for (const [orgId, list] of records) {
+    const stored = state.posts.get(orgId);
+    if ((stored?.size ?? 0) !== list.length) return true;
+    for (const record of list) {
+      const known = stored!.get(record.file);
+      if (known?.fingerprint !== record.fingerprint || known.sha256 !== record.sha256) return true;
+    }
+  }
+  return false;
 }
 
 /**
