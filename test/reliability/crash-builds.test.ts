@@ -33,13 +33,15 @@ const figures = {
   enospc: { ran: false, reason: "", failedCleanly: 0, liveIntact: 0 },
 };
 const scanner = new SecretScanner(secretsOf([]));
+/** The first few failed GETs, so a failure says what was answered. */
+const failedGets: string[] = [];
 
 afterAll(() => {
   const b = figures.builds;
   printFigures(
     `crashes, builds: ${b.kills} x kill -9 of a ${POSTS}-post build (seed ${SEED}; a clean build takes ${b.buildMs} ms): ` +
       `${b.old} left the complete old tree, ${b.new} the complete new one, ${b.completed} finished first; ` +
-      `0 mixed or unparsable of ${b.files} files each; ${b.gets} GETs meanwhile, ${b.getFailures} failed; next build converged: ${b.converged ? "yes" : "no"}`,
+      `0 mixed or unparsable of ${b.files} files each; ${b.gets} GETs meanwhile, ${b.getFailures} failed${failedGets.length ? ` (${failedGets.join(" | ")})` : ""}; next build converged: ${b.converged ? "yes" : "no"}`,
   );
   printFigures(
     figures.enospc.ran
@@ -88,6 +90,7 @@ describe("kill -9 a build", () => {
           JSON.parse(res.text);
         } catch {
           figures.builds.getFailures++;
+          if (failedGets.length < 5) failedGets.push(`${res.status} ${sample[i % sample.length]}: ${res.text.slice(0, 200)}`);
         }
         await sleep(5);
       }
@@ -151,7 +154,7 @@ describe("kill -9 a build", () => {
       await served.close();
       scanner.logs(served.logs, "server log");
     }
-    expect(figures.builds.getFailures).toBe(0);
+    expect(figures.builds.getFailures, failedGets.join("\n")).toBe(0);
     expect(scanner.found).toEqual([]);
     // Both ends of the window were hit: some kills before the swap, some after it or a finished build.
     expect(figures.builds.old).toBeGreaterThan(0);
