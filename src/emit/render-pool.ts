@@ -41,6 +41,8 @@ export interface RenderSetup {
   contentDir: string;
   /** The live tree, when its unchanged files must be linked into `tree` (a tree made from nothing). */
   linkFrom: string | null;
+  /** The tree is a copy of the live one: a file written replaces the link there. */
+  replace: boolean;
   orgIds: string[];
   needles: SecretNeedle[];
 }

@@ -10,15 +10,15 @@ let setup: RenderSetup | null = null;
 let inspect: ReturnType<typeof createInspector> = () => ({ problems: [] });
 
 function render(job: RenderJobInput): FileOutcome[] {
-  const { tree, contentDir, linkFrom } = setup!;
+  const { tree, contentDir, linkFrom, replace } = setup!;
   const live = new Map(job.live);
   const body = job.post.body ?? loadBody(contentDir, job.post);
   return postFileBytes(job.orgId, job.post, body, new Map(job.categories)).map(({ rel, bytes, sha256 }): FileOutcome => {
     if (live.get(rel) === sha256) {
-      if (linkFrom !== null) linkInto(tree, path.join(linkFrom, rel), rel);
+      if (linkFrom !== null) linkInto(tree, path.join(linkFrom, rel), rel, false);
       return { rel, kept: true };
     }
-    const [ino, mtimeMs, size] = createFile(tree, rel, bytes);
+    const [ino, mtimeMs, size] = createFile(tree, rel, bytes, replace);
     return { rel, kept: false, sha256, ino, mtimeMs, size, bytes: bytes.length, inspected: inspect(rel, bytes) };
   });
 }

@@ -108,13 +108,13 @@ async function levelWithLive(store: TreeStore, plan: GenerationPlan, gen: Genera
   mkdirSync(gen.tree, { recursive: true });
   if (taken) {
     for (const [rel] of state.changes) {
-      if (state.files.has(rel)) linkInto(gen.tree, liveFile(rel), rel);
+      if (state.files.has(rel)) linkInto(gen.tree, liveFile(rel), rel, true);
       else removeFile(gen.tree, rel);
     }
     // Replaced between builds by the write proxy, whose writes no build recorded.
     for (const orgId of state.pages.keys()) {
       const rel = proxyFileOf(orgId);
-      if (state.files.has(rel)) linkInto(gen.tree, liveFile(rel), rel);
+      if (state.files.has(rel)) linkInto(gen.tree, liveFile(rel), rel, true);
     }
   } else {
     for (const rel of state.files.keys()) inFolder(path.join(gen.tree, rel), () => linkSync(liveFile(rel), path.join(gen.tree, rel)));
@@ -153,7 +153,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
     if (!trusted || options.force || plan.removed.length > 0 || plan.pagesChanged) await opened();
     // Trusted, the tree already holds the live file; else it is linked in.
     const keep = (rel: string, orgId: string) => {
-      if (!trusted) linkInto(gen!.tree, path.join(live!.tree, rel), rel);
+      if (!trusted) linkInto(gen!.tree, path.join(live!.tree, rel), rel, false);
       files.set(rel, liveEntry(rel)!);
       statsOf(orgId).unchanged++;
     };
@@ -166,7 +166,8 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
     const write = async (rel: string, orgId: string, bytes: Buffer, hash: string) => {
       const tree = (await opened()).tree;
       inspected.set(rel, inspect(rel, bytes));
-      recordWritten(rel, orgId, [hash, ...createFile(tree, rel, bytes)]);
+      // Only a copy of the live tree has a file there already.
+      recordWritten(rel, orgId, [hash, ...createFile(tree, rel, bytes, trusted)]);
     };
     const keepOrWrite = async (rel: string, orgId: string, bytes: Buffer, hash: string) => {
       if (liveEntry(rel)?.[0] === hash) keep(rel, orgId);
@@ -199,6 +200,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
         tree: (await opened()).tree,
         contentDir: options.contentDir,
         linkFrom: trusted ? null : (live?.tree ?? null),
+        replace: trusted,
         orgIds: [...inspection.orgIds],
         needles: inspection.needles,
       };
@@ -236,7 +238,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
     for (const rel of plan.carried) {
       const entry = liveEntry(rel);
       if (!entry) continue;
-      if (!trusted) linkInto(tree, path.join(live!.tree, rel), rel);
+      if (!trusted) linkInto(tree, path.join(live!.tree, rel), rel, false);
       files.set(rel, entry);
     }
     for (const rel of plan.removed) {
