@@ -111,9 +111,17 @@ export function postRels(orgId: string, post: Pick<PostRecord, "meta">): string[
   return POST_FILE_KINDS.map((kind) => fileOf(itemRoute(kind, orgId, post.meta)));
 }
 
+// The plan asks for each post's key twice (its list item, its files): hashed once.
+const keys = new WeakMap<PostRecord, { of: string; key: string }>();
+
 /** Of everything a post's files and list item are made from: the code, its source's bytes, its category. */
 export function postKeyOf(codeVersion: string, post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>): string {
-  return sha256(`${codeVersion}\u0000${post.sha256}\u0000${categoryKeyOf(post, categories)}`);
+  const of = `${codeVersion}\u0000${post.sha256}\u0000${categoryKeyOf(post, categories)}`;
+  const known = keys.get(post);
+  if (known?.of === of) return known.key;
+  const key = sha256(of);
+  keys.set(post, { of, key });
+  return key;
 }
 
 /**
