@@ -22,7 +22,7 @@ import type { Problem } from "../errors.js";
 import type { blockSchema, categoryListSchema, contentDetailSchema, organizationSchema } from "../model/api.js";
 import { SHAPES } from "../model/shapes.js";
 import { ROUTES } from "../route-table.js";
-import { canonicalJson, compareCodeUnits } from "../render/canonical-json.js";
+import { canonicalJson, compareCodeUnits, isCanonicalText, type MemberSpans } from "../render/canonical-json.js";
 import { listTree } from "../emit/list-tree.js";
 import type { AuditExpectations } from "./audit-inputs.js";
 import type { StoredSecret } from "./read-secrets.js";
@@ -48,7 +48,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 const hashOf = (json: unknown) => sha256(canonicalJson(json));
 
 /** What one file says, once it has passed the per-file checks; the cross-file rules use it. */
-function factsOf(rel: string, route: Route, json: unknown, hash: string): FileFacts {
+function factsOf(rel: string, route: Route, json: unknown, hash: string, itemHash: (item: unknown, i: number) => string): FileFacts {
   const facts: FileFacts = { rel, route, hash };
   // By the shape the route table gives the file: the same shape says the same things on every path.
   switch (ROUTES[route.kind].shape) {
@@ -72,10 +72,10 @@ function factsOf(rel: string, route: Route, json: unknown, hash: string): FileFa
     }
     case "BlockList":
     case "ContentList":
-      facts.items = (json as { items: { id: string; slug: string }[] }).items.map((item) => ({
+      facts.items = (json as { items: { id: string; slug: string }[] }).items.map((item, i) => ({
         id: item.id,
         slug: item.slug,
-        hash: hashOf(item),
+        hash: itemHash(item, i),
       }));
       break;
     case "CategoryList":
@@ -148,12 +148,23 @@ export function inspectBytes(
     const why = error instanceof SyntaxError ? `is not valid JSON (${error.message})` : "is not valid UTF-8 text";
     return fail(`${why}; rebuild the tree with cdsnap build`);
   }
+  const shape = ROUTES[route.kind].shape;
   // What a client reads is the parsed JSON: a file can spell a secret with
   // escapes (`\u0073k_…`) its bytes do not show. The build writes canonical
-  // JSON, so only a file written otherwise is searched again.
-  const canonical = canonicalJson(json);
-  if (problems.length === 0 && canonical !== text) problems.push(...scanForSecrets(rel, Buffer.from(canonical, "utf8"), needles));
-  const shape = ROUTES[route.kind].shape;
+  // JSON, so only a file written otherwise is searched again, in its canonical
+  // spelling. The text is proven canonical without serializing it again.
+  const items = (json as { items?: unknown } | null)?.items;
+  const members: MemberSpans | undefined =
+    (shape === "BlockList" || shape === "ContentList") && Array.isArray(items) ? { of: items, spans: [] } : undefined;
+  const proven = isCanonicalText(text, json, members);
+  let canonical: string | undefined;
+  if (!proven) {
+    const serialized = canonicalJson(json);
+    if (serialized !== text) {
+      canonical = serialized;
+      if (problems.length === 0) problems.push(...scanForSecrets(rel, Buffer.from(serialized, "utf8"), needles));
+    }
+  }
   const parsed = SHAPES[shape].schema.safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues;
@@ -164,7 +175,21 @@ export function inspectBytes(
         "a member the interface does not name may be a leak: find where it came from, then rebuild",
     );
   }
-  return { problems, facts: factsOf(rel, route, json, sha256(canonical)) };
+  // A canonical text's hash is that of the bytes it was decoded from (past the
+  // byte order mark the decoder skips); a list item's, that of its span of the
+  // text, which is its canonical JSON.
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  const hash = canonical !== undefined ? sha256(canonical) : sha256(start === 0 ? bytes : bytes.subarray(start));
+  const ascii = bytes.length - start === text.length;
+  const spans = proven ? members?.spans : undefined;
+  const itemHash = spans
+    ? (_: unknown, i: number) => {
+        const from = spans[2 * i]!;
+        const to = spans[2 * i + 1]!;
+        return sha256(ascii ? bytes.subarray(start + from, start + to) : text.slice(from, to));
+      }
+    : hashOf;
+  return { problems, facts: factsOf(rel, route, json, hash, itemHash) };
 }
 
 /** Audits the tree under `tree` (a generation's tree folder, or `--out` resolved). */

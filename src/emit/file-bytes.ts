@@ -1,8 +1,13 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { canonicalJson } from "../render/canonical-json.js";
 
+/**
+ * Hex SHA-256 of a string's UTF-8 bytes, or of bytes. The one-shot
+ * crypto.hash, not createHash: no Hash object per call, and a build hashes
+ * every file it writes and the audit every list item it reads.
+ */
 export function sha256(data: string | Buffer): string {
-  return createHash("sha256").update(data).digest("hex");
+  return hash("sha256", data, "hex");
 }
 
 /** The bytes of a tree file: canonical JSON, so equal data is equal bytes. */
