@@ -1,6 +1,7 @@
 import { Option, type Command } from "commander";
 import { hookLogLine } from "../on-change/hook-runner.js";
-import { DEFAULT_AUTH_FAILURE_RATE, DEFAULT_WRITE_RATE, defaultLogger, startServer } from "../server/create-server.js";
+import { defaultLogger, startServer } from "../server/create-server.js";
+import { DEFAULT_AUTH_FAILURE_RATE, DEFAULT_WRITE_RATE } from "../server/rate-limit.js";
 import { listenRefusal, SERVE_ADDRESS_FLAGS } from "./listen-error.js";
 import {
   absolute,
