@@ -10,7 +10,7 @@
  * disk measurements under {@link diskDir}.
  */
 import { execFileSync, spawn, type ChildProcess, type StdioOptions } from "node:child_process";
-import { accessSync, constants, copyFileSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { accessSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -23,13 +23,19 @@ export const ROOT = (() => {
 /**
  * The CLI every step runs: a copy of dist/cli.js taken by {@link snapshotCli} when
  * the run starts, so that a `npm run build:cli` elsewhere during a long run
- * does not swap the code under measurement. It sits in dist/bench/ so that its
+ * does not swap the code under measurement. It sits in dist/bench/cli/ so that its
  * packages still resolve from the project's node_modules.
  */
-export const CLI = path.join(ROOT, "dist", "bench", "cdsnap-cli.js");
+export const CLI = path.join(ROOT, "dist", "bench", "cli", "cli.js");
 
 export function snapshotCli(): void {
-  copyFileSync(path.join(ROOT, "dist", "cli.js"), CLI);
+  const dir = path.dirname(CLI);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  // With what it finds beside itself: the chunks its commands import, and the parse worker.
+  for (const name of readdirSync(path.join(ROOT, "dist"))) {
+    if (name === "cli.js" || name === "parse-worker.js" || /^chunk-\w+\.js$/.test(name)) copyFileSync(path.join(ROOT, "dist", name), path.join(dir, name));
+  }
 }
 
 /** The commit measured, with a note when src/ has uncommitted changes. */
