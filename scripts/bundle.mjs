@@ -2,35 +2,69 @@
 // dependencies stay external (better-sqlite3 is a native addon); the client
 // has none and is bundled for any platform that has fetch.
 //
+// The Node entry points are split: what a command imports with `await
+// import()` when it runs (see src/cli/main.ts) is in chunks loaded then, and
+// code shared by entry points or by those imports is in chunks loaded once.
+// The chunks sit beside the entry points, not in a folder, because modules
+// that find a file by `import.meta.url` (the parse worker, edge.js, the demo's
+// posts) must resolve it from dist/ whichever file esbuild puts them in. Keep
+// the hash in chunk names: the build's CODE_VERSION is the hash of its own
+// chunk, which changes with the renderer's code only because it names the
+// renderer's chunks by their hashes (test/cli/lazy-load.test.ts).
+//
 // `--types` also writes the type declarations the package ships (dist/types,
 // see tsconfig.build.json): `npm run build`, and so `prepare`, passes it;
 // `build:cli`, which tests and the demo run, does not need them.
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import path from "node:path";
 
-const common = { bundle: true, target: "node20", format: "esm", sourcemap: true, logLevel: "warning" };
+const common = { bundle: true, target: "node20", format: "esm", sourcemap: true, logLevel: "warning", write: false };
 
-await build({
-  ...common,
-  platform: "node",
-  packages: "external",
-  entryPoints: {
-    cli: "src/cli/main.ts",
-    index: "src/index.ts",
-    "parse-worker": "src/sources/parse-worker.ts",
-    "render-worker": "src/emit/render-worker.ts",
-    "tools/generate-schemas": "src/contract/generate-cli.ts",
-  },
-  outdir: "dist",
-});
+/**
+ * Writes what changed, each file by a rename: a test suite runs this script
+ * while others run dist/cli.js, which must never read a half-written chunk.
+ */
+function emit({ outputFiles }) {
+  for (const file of outputFiles) {
+    if (existsSync(file.path) && readFileSync(file.path).equals(file.contents)) continue;
+    const temp = `${file.path}.${process.pid}.tmp`;
+    mkdirSync(path.dirname(file.path), { recursive: true });
+    writeFileSync(temp, file.contents);
+    renameSync(temp, file.path);
+  }
+  return outputFiles.map((file) => file.path);
+}
+
+const node = emit(
+  await build({
+    ...common,
+    platform: "node",
+    packages: "external",
+    splitting: true,
+    chunkNames: "chunk-[hash]",
+    entryPoints: {
+      cli: "src/cli/main.ts",
+      index: "src/index.ts",
+      "parse-worker": "src/sources/parse-worker.ts",
+      "render-worker": "src/emit/render-worker.ts",
+      "tools/generate-schemas": "src/contract/generate-cli.ts",
+    },
+    outdir: "dist",
+  }),
+);
+// A chunk's name is its content's hash: those of earlier builds are never overwritten, and would ship.
+for (const name of readdirSync("dist")) {
+  if (/^chunk-\w+\.js(\.map)?$/.test(name) && !node.includes(path.resolve("dist", name))) rmSync(path.join("dist", name));
+}
 if (existsSync("src/client/index.ts")) {
-  await build({ ...common, platform: "neutral", target: "es2022", entryPoints: { client: "src/client/index.ts" }, outdir: "dist" });
+  emit(await build({ ...common, platform: "neutral", target: "es2022", entryPoints: { client: "src/client/index.ts" }, outdir: "dist" }));
 }
 // The edge handler runs on Workers: a neutral bundle fails here if anything it imports needs Node.
 if (existsSync("src/edge/index.ts")) {
-  await build({ ...common, platform: "neutral", target: "es2022", entryPoints: { edge: "src/edge/index.ts" }, outdir: "dist" });
+  emit(await build({ ...common, platform: "neutral", target: "es2022", entryPoints: { edge: "src/edge/index.ts" }, outdir: "dist" }));
 }
 
 if (process.argv.includes("--types")) {

@@ -1,5 +1,4 @@
 import { Option, type Command } from "commander";
-import { auditOut } from "../audit/run-audit.js";
 import { formatProblems } from "../errors.js";
 import { absolute, dbOption, outOption } from "./options.js";
 
@@ -28,6 +27,7 @@ export function registerAudit(program: Command): void {
     )
     .option("--json", "print the result as one JSON object (for CI)")
     .action(async (flags: AuditFlags) => {
+      const { auditOut } = await import("../audit/run-audit.js");
       const result = await auditOut(
         Object.freeze({
           db: absolute(flags.db),

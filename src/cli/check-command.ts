@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { checkSources, type CheckResult } from "../check/check-sources.js";
+import type { CheckResult } from "../check/check-sources.js";
 import { plural } from "../report.js";
 import { jsonProblem } from "./json-output.js";
 import { absolute, collect, contentOption, dbOption } from "./options.js";
@@ -64,6 +64,7 @@ export function registerCheck(program: Command): void {
     )
     .option("--json", "print {ok, buildOk, errors, warnings} as one JSON object (for CI and editors)")
     .action(async (flags: CheckFlags) => {
+      const { checkSources } = await import("../check/check-sources.js");
       const content = absolute(flags.content);
       const result = await checkSources(
         Object.freeze({ db: absolute(flags.db), content, orgs: flags.org, postUrlPrefixes: flags.postUrlPrefix?.map(withSlashes) }),

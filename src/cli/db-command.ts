@@ -1,7 +1,5 @@
 import type { Command } from "commander";
-import { seedDemo } from "../db/demo-seed.js";
-import { migrate, type MigrateResult } from "../db/migrations.js";
-import { openDatabase } from "../db/open.js";
+import type { MigrateResult } from "../db/migrations.js";
 import { absolute, dbOption } from "./options.js";
 
 export function registerDb(program: Command): void {
@@ -11,7 +9,9 @@ export function registerDb(program: Command): void {
       "create the database, or adopt an existing one: add only the missing contract tables and cdsnap's own indexes, change no row",
     )
     .addOption(dbOption())
-    .action((flags: { db: string }) => {
+    .action(async (flags: { db: string }) => {
+      const { openDatabase } = await import("../db/open.js");
+      const { migrate } = await import("../db/migrations.js");
       const handle = openDatabase(absolute(flags.db), { create: true });
       try {
         process.stdout.write(describeMigration(flags.db, migrate(handle)));
@@ -22,7 +22,10 @@ export function registerDb(program: Command): void {
   db.command("seed-demo")
     .description("insert the demo organizations (only into a database that has none of them)")
     .addOption(dbOption())
-    .action((flags: { db: string }) => {
+    .action(async (flags: { db: string }) => {
+      const { openDatabase } = await import("../db/open.js");
+      const { migrate } = await import("../db/migrations.js");
+      const { seedDemo } = await import("../db/demo-seed.js");
       const handle = openDatabase(absolute(flags.db), { create: true });
       try {
         migrate(handle);

@@ -2,12 +2,7 @@ import type { Command } from "commander";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { mkdirSync } from "node:fs";
-import { build } from "../build.js";
-import { DEMO_ORG_ID, DEMO_READ_KEY, DEMO_WRITE_KEY, seedDemo } from "../db/demo-seed.js";
-import { migrate } from "../db/migrations.js";
-import { openDatabase } from "../db/open.js";
 import { formatReport } from "../report.js";
-import { startServer } from "../server/create-server.js";
 import { listenRefusal } from "./listen-error.js";
 import { portOption } from "./options.js";
 import { untilStopped } from "./until-stopped.js";
@@ -30,6 +25,11 @@ export function registerDemo(program: Command): void {
     .option("--content <dir>", "the demo posts (default: the ones cdsnap ships)")
     .addOption(portOption())
     .action(async (flags: DemoFlags) => {
+      const { openDatabase } = await import("../db/open.js");
+      const { migrate } = await import("../db/migrations.js");
+      const { DEMO_ORG_ID, DEMO_READ_KEY, DEMO_WRITE_KEY, seedDemo } = await import("../db/demo-seed.js");
+      const { build } = await import("../build.js");
+      const { startServer } = await import("../server/create-server.js");
       const dir = path.resolve(flags.dir);
       mkdirSync(dir, { recursive: true });
       const dbFile = path.join(dir, "cdsnap.db");

@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import { startDev } from "../dev/dev-server.js";
 import { listenRefusal, SERVE_ADDRESS_FLAGS } from "./listen-error.js";
 import { describeHookRun } from "../on-change/hook-runner.js";
 import { absolute, contentOption, dbOption, hookOf, hostOption, onChangeOption, onChangeTimeoutOption, outOption, portOption } from "./options.js";
@@ -27,6 +26,7 @@ export function registerDev(program: Command): void {
     .addOption(onChangeOption())
     .addOption(onChangeTimeoutOption())
     .action(async (flags: DevFlags) => {
+      const { startDev } = await import("../dev/dev-server.js");
       const hook = hookOf(flags, (run) => (run.status === "ok" ? process.stdout : process.stderr).write(`${describeHookRun(run)}\n`));
       const dev = await startDev(
         Object.freeze({

@@ -1,12 +1,6 @@
 import { Option, type Command } from "commander";
 import { existsSync } from "node:fs";
-import { openContractDatabase } from "../db/contract-schema.js";
-import { startEdgeDev } from "../edge/edge-dev.js";
-import { initEdgeProject } from "../edge/edge-init.js";
-import { startEdgeServer } from "../edge/node-adapter.js";
-import { edgeDocumentFileOf, writeEdgeDocument } from "../edge/publish-document.js";
 import { UsageError } from "../errors.js";
-import { assertPublishedTree } from "../server/published-tree.js";
 import { listenRefusal, type AddressFlags } from "./listen-error.js";
 import { absolute, dbOption, hostOption, outOption, wholeNumber } from "./options.js";
 import { untilStopped } from "./until-stopped.js";
@@ -41,7 +35,10 @@ export function registerEdge(program: Command): void {
     .description("write the edge document (key hashes, scopes, revocations, allowed origins, page membership) beside the tree")
     .addOption(dbOption())
     .addOption(outOption())
-    .action((flags: { db: string; out: string }) => {
+    .action(async (flags: { db: string; out: string }) => {
+      const { assertPublishedTree } = await import("../server/published-tree.js");
+      const { openContractDatabase } = await import("../db/contract-schema.js");
+      const { writeEdgeDocument } = await import("../edge/publish-document.js");
       assertPublishedTree(flags.out, flags.db);
       const db = openContractDatabase(absolute(flags.db), { readonly: true });
       try {
@@ -59,6 +56,7 @@ export function registerEdge(program: Command): void {
     .option("--name <name>", "the worker's name", "cdsnap-edge")
     .addOption(originOption("the origin (`cdsnap serve`) that PATCHes are passed to"))
     .action(async (flags: { out: string; to: string; name: string; origin?: string }) => {
+      const { initEdgeProject } = await import("../edge/edge-init.js");
       const written = await initEdgeProject({ out: absolute(flags.out), to: absolute(flags.to), name: flags.name, origin: flags.origin });
       for (const file of written) process.stdout.write(`${file}\n`);
       process.stderr.write(`next: follow ${absolute(flags.to)}/README.md (a KV namespace for the edge document, then npx wrangler deploy)\n`);
@@ -73,6 +71,7 @@ export function registerEdge(program: Command): void {
     .addOption(edgePortOption())
     .addOption(originOption("pass PATCHes to this origin instead of a `serve` started here"))
     .action(async (flags: { db: string; out: string; host: string; port: number; origin?: string }) => {
+      const { startEdgeDev } = await import("../edge/edge-dev.js");
       const before = { SIGINT: process.listeners("SIGINT"), SIGTERM: process.listeners("SIGTERM") };
       const dev = await startEdgeDev({ db: absolute(flags.db), out: absolute(flags.out), host: flags.host, port: flags.port, origin: flags.origin }).catch(
         (error: unknown) => {
@@ -95,6 +94,9 @@ export function registerEdge(program: Command): void {
     .addOption(edgePortOption())
     .addOption(originOption("the origin (`cdsnap serve`) that PATCHes are passed to"))
     .action(async (flags: { out: string; host: string; port: number; origin?: string }) => {
+      const { assertPublishedTree } = await import("../server/published-tree.js");
+      const { edgeDocumentFileOf } = await import("../edge/publish-document.js");
+      const { startEdgeServer } = await import("../edge/node-adapter.js");
       assertPublishedTree(flags.out, "<database>");
       if (!existsSync(edgeDocumentFileOf(flags.out))) {
         throw new UsageError(`there is no edge document at ${edgeDocumentFileOf(flags.out)}; write it with: cdsnap edge keys --db <database> --out ${absolute(flags.out)}`);

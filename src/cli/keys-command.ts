@@ -1,8 +1,6 @@
 import { Option, type Command } from "commander";
-import { createKey, listKeys, parseScopes, revokeKey, spellScopes, type KeyRecord } from "../db/keys.js";
-import { openContractDatabase } from "../db/contract-schema.js";
+import type { KeyRecord, spellScopes } from "../db/keys.js";
 import type { Db } from "../db/open.js";
-import { writeEdgeDocument } from "../edge/publish-document.js";
 import { absolute, dbOption } from "./options.js";
 
 /** `--out`: the tree whose edge document (docs/edge.md) a change of keys writes again. */
@@ -10,24 +8,26 @@ const edgeOutOption = () =>
   new Option("--out <dir>", "the published tree: write its edge document again, for the edge handler").env("CDSNAP_OUT");
 
 /** Writes the edge document of `out` after a change of keys; a word on stderr says where. */
-function refreshEdgeDocument(db: Db, out: string | undefined): void {
+async function refreshEdgeDocument(db: Db, out: string | undefined): Promise<void> {
   if (out === undefined) return;
+  const { writeEdgeDocument } = await import("../edge/publish-document.js");
   const file = writeEdgeDocument(db, absolute(out));
   process.stderr.write(file ? `edge document written: ${file}\n` : `no published tree at ${absolute(out)}: no edge document written\n`);
 }
 
-function withDb<T>(file: string, fn: (db: Db) => T): T {
+async function withDb<T>(file: string, fn: (db: Db) => T | Promise<T>): Promise<T> {
+  const { openContractDatabase } = await import("../db/contract-schema.js");
   const db = openContractDatabase(absolute(file));
   try {
-    return fn(db);
+    return await fn(db);
   } finally {
     db.close();
   }
 }
 
 /** A key's record as `keys` prints it: never its hash, scopes spelled as the database stores them. */
-function printable({ keySha256: _hash, ...record }: KeyRecord) {
-  return { ...record, scopes: spellScopes(record.scopes) };
+function printable({ keySha256: _hash, ...record }: KeyRecord, spell: typeof spellScopes) {
+  return { ...record, scopes: spell(record.scopes) };
 }
 
 export function registerKeys(program: Command): void {
@@ -41,14 +41,15 @@ export function registerKeys(program: Command): void {
     .option("--label <label>", "a note to recognise the key by")
     .option("--json", "print the key and its record as JSON")
     .addOption(edgeOutOption())
-    .action((flags: { db: string; org: string; scopes: string; label?: string; json?: boolean; out?: string }) => {
-      const created = withDb(flags.db, (db) => {
+    .action(async (flags: { db: string; org: string; scopes: string; label?: string; json?: boolean; out?: string }) => {
+      const { createKey, parseScopes, spellScopes } = await import("../db/keys.js");
+      const created = await withDb(flags.db, async (db) => {
         const key = createKey(db, { orgId: flags.org, scopes: parseScopes(flags.scopes), label: flags.label });
-        refreshEdgeDocument(db, flags.out);
+        await refreshEdgeDocument(db, flags.out);
         return key;
       });
       if (flags.json) {
-        process.stdout.write(`${JSON.stringify({ key: created.rawKey, ...printable(created.record) })}\n`);
+        process.stdout.write(`${JSON.stringify({ key: created.rawKey, ...printable(created.record, spellScopes) })}\n`);
         return;
       }
       // The key alone on stdout, so `KEY=$(cdsnap keys create …)` captures it; the note is for the person.
@@ -64,8 +65,9 @@ export function registerKeys(program: Command): void {
     .addOption(dbOption())
     .option("--org <id>", "only this organization's keys")
     .option("--json", "print JSON")
-    .action((flags: { db: string; org?: string; json?: boolean }) => {
-      const records = withDb(flags.db, (db) => listKeys(db, flags.org)).map(printable);
+    .action(async (flags: { db: string; org?: string; json?: boolean }) => {
+      const { listKeys, spellScopes } = await import("../db/keys.js");
+      const records = (await withDb(flags.db, (db) => listKeys(db, flags.org))).map((record) => printable(record, spellScopes));
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(records)}\n`);
         return;
@@ -80,10 +82,11 @@ export function registerKeys(program: Command): void {
     .description("revoke a key; a running server refuses it within a second (the edge: see docs/edge.md)")
     .addOption(dbOption())
     .addOption(edgeOutOption())
-    .action((id: string, flags: { db: string; out?: string }) => {
-      const record = withDb(flags.db, (db) => {
+    .action(async (id: string, flags: { db: string; out?: string }) => {
+      const { revokeKey } = await import("../db/keys.js");
+      const record = await withDb(flags.db, async (db) => {
         const revoked = revokeKey(db, id);
-        refreshEdgeDocument(db, flags.out);
+        await refreshEdgeDocument(db, flags.out);
         return revoked;
       });
       process.stdout.write(`revoked ${record.id} (${record.orgId}) at ${record.revokedAt}\n`);

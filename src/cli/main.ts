@@ -3,6 +3,13 @@
  * The `cdsnap` command. Thin on purpose: parse flags (each also from its
  * CDSNAP_* variable), call the library, print what a person can act on, exit
  * non-zero on failure. `--debug` adds the stack of an unexpected error.
+ *
+ * Each command registers its flags with light modules only and imports the
+ * library its action uses (`await import()`) when the action runs: `cdsnap
+ * --help` or a mistyped flag loads commander and little else, `cdsnap keys
+ * list` SQLite but not zod, YAML, marked or the server. Keep the static
+ * imports here and in the *-command.ts files to commander, node: modules and
+ * modules that import nothing heavy (test/cli/lazy-load.test.ts holds them to it).
  */
 import { Command, CommanderError } from "commander";
 import path from "node:path";

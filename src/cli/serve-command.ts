@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
 import { hookLogLine } from "../on-change/hook-runner.js";
-import { DEFAULT_AUTH_FAILURE_RATE, DEFAULT_WRITE_RATE, defaultLogger, startServer } from "../server/create-server.js";
+import { DEFAULT_AUTH_FAILURE_RATE, DEFAULT_WRITE_RATE } from "../server/rate-limit.js";
 import { listenRefusal, SERVE_ADDRESS_FLAGS } from "./listen-error.js";
 import {
   absolute,
@@ -59,6 +59,7 @@ export function registerServe(program: Command): void {
     .addOption(onChangeOption())
     .addOption(onChangeTimeoutOption())
     .action(async (flags: ServeFlags) => {
+      const { defaultLogger, startServer } = await import("../server/create-server.js");
       const hook = hookOf(flags, (run) => defaultLogger(hookLogLine(run)));
       const running = await startServer(
         Object.freeze({

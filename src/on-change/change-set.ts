@@ -40,9 +40,6 @@ export function buildChange(changedPaths: ChangedPaths, tags: readonly string[])
   return { event: "build", paths, tags: sorted(tags), orgs: sorted(orgs) };
 }
 
-/** True when the change makes nothing stale: no hook runs for it. */
-export const isEmptyChange = (change: Change) => change.paths.length === 0 && change.tags.length === 0;
-
 /**
  * The tags of the answers at the changed paths before and after a build: both,
  * because a cache holds the answer as it was. Only a by-slug answer's tag needs

@@ -15,7 +15,7 @@
 import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import type { ChangeEvent, ChangeKind } from "../model/change-event.js";
-import { isEmptyChange, type Change } from "./change-set.js";
+import type { Change } from "./change-set.js";
 
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
 const DEFAULT_KILL_GRACE_MS = 2_000;
@@ -65,6 +65,9 @@ interface Pending {
 }
 
 const sorted = (values: Set<string>) => [...values].sort();
+
+/** True when the change makes nothing stale: no hook runs for it. */
+const isEmptyChange = (change: Change) => change.paths.length === 0 && change.tags.length === 0;
 
 /** Signals a process group; one already gone is no error. */
 function signalGroup(pid: number, signal: NodeJS.Signals): void {

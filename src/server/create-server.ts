@@ -22,7 +22,7 @@ import { createCompressionCache } from "./compression.js";
 import { HEAD_LIMITS, refuseLikeCdsnap, refuseOversizedHead } from "./client-error.js";
 import { createFileCache } from "./file-cache.js";
 import { httpError } from "../api-errors.js";
-import { createRateLimiter } from "./rate-limit.js";
+import { createRateLimiter, DEFAULT_AUTH_FAILURE_RATE, DEFAULT_WRITE_RATE } from "./rate-limit.js";
 import { countHeader, forwardedAddressOf, originFormOf } from "./request-head.js";
 import { sendError, type Exchange, type Logger } from "./respond.js";
 import { isWriteRoute } from "../route-table.js";
@@ -31,9 +31,6 @@ import { watchAccess } from "./access-watch.js";
 import { assertPublishedTree } from "./published-tree.js";
 import { createStaticRoute } from "./static-route.js";
 import { createWriteProxy } from "./write-proxy.js";
-
-export const DEFAULT_WRITE_RATE = 60;
-export const DEFAULT_AUTH_FAILURE_RATE = 30;
 
 export interface ServeOptions {
   db: string;

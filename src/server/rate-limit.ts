@@ -11,6 +11,10 @@ export interface RateLimiter {
   wait(key: string): number;
 }
 
+/** `serve`'s limits unless told otherwise: here, in a module that imports nothing, so that `cdsnap serve --help` shows them without loading the server. */
+export const DEFAULT_WRITE_RATE = 60;
+export const DEFAULT_AUTH_FAILURE_RATE = 30;
+
 interface Bucket {
   tokens: number;
   at: number;

@@ -156,11 +156,15 @@ afterAll(async () => {
 });
 
 describe("the npm pack tarball", () => {
-  it("ships the bundles, their declarations and the schemas, and nothing only this repository uses", () => {
+  it("ships the bundles, their declarations and the schemas, and nothing only this repository uses", async () => {
     const files = tarballFiles.map((name) => name.replace(/^package\//, ""));
     for (const shipped of ["dist/cli.js", "dist/index.js", "dist/client.js", "dist/edge.js", "dist/parse-worker.js", "dist/types/index.d.ts", "dist/types/client/index.d.ts", "dist/types/edge/index.d.ts", "schemas/openapi.json", "README.md"]) {
       expect(files).toContain(shipped);
     }
+    // The code the entry points share, or import only when a command runs, is in chunks beside them: every one ships.
+    const chunks = (await readdir(path.join(dir, "source", "dist"))).filter((name) => name.startsWith("chunk-")).map((name) => `dist/${name}`);
+    expect(chunks.length).toBeGreaterThan(0);
+    expect(files).toEqual(expect.arrayContaining(chunks));
     // The demo's posts ship, so that `npx cdsnap demo` works outside a clone.
     expect(files.filter((name) => name.startsWith("content/")).length).toBeGreaterThan(0);
     expect(files.filter((name) => /^(dist\/(tools|bench)|src|test|bench|scripts)\//.test(name))).toEqual([]);
