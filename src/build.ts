@@ -108,7 +108,7 @@ type Sources = Awaited<ReturnType<typeof loadValidSources>>;
 async function loadValidSources(input: BuildInput, previous: PreviousBuild) {
   const { options } = input;
   const sources = await loadSources(
-    { db: options.db, content: options.content, orgs: input.orgIds, previous: previousRecords(previous), bodyBudget: options.bodyBudget },
+    { db: options.db, content: options.content, orgs: input.orgIds, previous: previousRecords(previous, CODE_VERSION), bodyBudget: options.bodyBudget },
     readSecrets,
   );
   if (sources.problems.length > 0 || sources.posts === null) {

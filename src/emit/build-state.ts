@@ -56,6 +56,8 @@ export interface BuildState {
    */
   base: string | null;
   changes: Map<string, boolean>;
+  /** The code that parsed the records: another version parses every post again. */
+  code: string | null;
   files: Map<string, FileEntry>;
   /** The hash of each organization's page membership file. */
   pages: Map<string, string>;
@@ -71,6 +73,7 @@ export const emptyState = (): BuildState => ({
   generation: null,
   base: null,
   changes: new Map(),
+  code: null,
   files: new Map(),
   pages: new Map(),
   posts: new Map(),
@@ -112,6 +115,7 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
     const state = emptyState();
     state.generation = live.id;
     state.base = meta.get("base") ?? null;
+    state.code = meta.get("code") ?? null;
     for (const [rel, written] of db.prepare("SELECT rel, written FROM changes").raw().iterate() as Iterable<[string, number]>) {
       state.changes.set(rel, written === 1);
     }
@@ -213,14 +217,17 @@ export async function writeState(
  * live generation, so the next build need not read them again. Only rows that
  * differ are written.
  */
-export function refreshPosts(store: Pick<TreeStore, "stateDir">, previous: BuildState, posts: NextState["posts"]): void {
-  const { put, drop } = postRowChanges(posts, previous);
-  if (put.length === 0 && drop.length === 0) return;
+export function refreshPosts(store: Pick<TreeStore, "stateDir">, previous: BuildState, posts: NextState["posts"], code: string): void {
+  const { put, drop } = postRowChanges(posts, previous, code);
+  if (put.length === 0 && drop.length === 0 && previous.code === code) return;
   const db = new Database(stateFileOf(store));
   try {
     db.pragma("journal_mode = DELETE");
     db.pragma("synchronous = FULL");
-    db.transaction(() => writePostRows(db, { put, drop }))();
+    db.transaction(() => {
+      writePostRows(db, { put, drop });
+      db.prepare("INSERT OR REPLACE INTO meta (name, value) VALUES ('code', ?)").run(code);
+    })();
   } finally {
     db.close();
   }
@@ -231,13 +238,14 @@ interface PostRowChanges {
   drop: string[];
 }
 
-function postRowChanges(posts: NextState["posts"], previous: Pick<BuildState, "posts">): PostRowChanges {
+/** The post rows to write: those that differ, or every one when other code parsed the stored ones. */
+function postRowChanges(posts: NextState["posts"], previous: Pick<BuildState, "posts" | "code">, code: string): PostRowChanges {
   const changes: PostRowChanges = { put: [], drop: [] };
   const before = new Map<string, CachedPost>();
   for (const byFile of previous.posts.values()) for (const [f, post] of byFile) before.set(f, post);
   for (const [orgId, byFile] of posts) {
     for (const [f, post] of byFile) {
-      if (!samePost(post, before.get(f))) changes.put.push([f, orgId, post]);
+      if (previous.code !== code || !samePost(post, before.get(f))) changes.put.push([f, orgId, post]);
       before.delete(f);
     }
   }
@@ -263,6 +271,7 @@ function writeRows(db: Database.Database, genId: string, next: NextState, previo
   const dropAudit = put("DELETE FROM audit WHERE rel = ?");
   setMeta.run("version", String(STATE_VERSION));
   setMeta.run("generation", genId);
+  if (next.code !== null) setMeta.run("code", next.code);
   if (next.base === null) db.prepare("DELETE FROM meta WHERE name = 'base'").run();
   else setMeta.run("base", next.base);
   db.exec("DELETE FROM changes");
@@ -272,7 +281,7 @@ function writeRows(db: Database.Database, genId: string, next: NextState, previo
   for (const rel of previous.files.keys()) if (!next.files.has(rel)) dropFile.run(rel);
   for (const [orgId, sha] of next.pages) if (previous.pages.get(orgId) !== sha) putPages.run(orgId, sha);
   for (const orgId of previous.pages.keys()) if (!next.pages.has(orgId)) dropPages.run(orgId);
-  writePostRows(db, postRowChanges(next.posts, previous));
+  writePostRows(db, postRowChanges(next.posts, previous, next.code ?? ""));
   setMeta.run("audit_salt", next.audit.salt);
   setMeta.run("audit_secrets_key", next.audit.secretsKey);
   const was = previous.audit?.() ?? null;

@@ -40,9 +40,10 @@ export async function readPreviousBuild(store: TreeStore, options: { verify?: bo
   return { live, state, trusted: live !== null && state.generation === live.id && options.verify !== true };
 }
 
-/** The records the live generation was built from, by file, for readPosts to reuse. */
-export function previousRecords(previous: PreviousBuild): Map<string, PostRecord> {
+/** The records the live generation was built from, by file, for readPosts to reuse: none when other code parsed them. */
+export function previousRecords(previous: PreviousBuild, codeVersion: string): Map<string, PostRecord> {
   const records = new Map<string, PostRecord>();
+  if (previous.state.code !== codeVersion) return records;
   for (const byFile of previous.state.posts.values()) {
     for (const [file, { key: _key, summary: _summary, ...record }] of byFile) records.set(file, record);
   }
@@ -85,6 +86,8 @@ export interface GenerationPlan {
   pagesChanged: boolean;
   /** Organizations that keep their live files, membership and records. */
   keeps: (orgId: string) => boolean;
+  /** The rendering and parsing code this plan was made by. */
+  codeVersion: string;
   /** The live file at `rel`: its hash and identity, undefined when there is none. */
   liveEntry: (rel: string) => FileEntry | undefined;
 }
@@ -191,7 +194,7 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
   const pagesChanged =
     [...pages].some(([orgId, json]) => state.pages.get(orgId) !== sha256(json)) ||
     [...state.pages.keys()].some((orgId) => !pages.has(orgId) && !keeps(orgId));
-  return { previous, outputs, jobs, removed, carried, pages, pagesChanged, keeps, liveEntry };
+  return { previous, outputs, jobs, removed, carried, pages, pagesChanged, keeps, liveEntry, codeVersion: options.codeVersion };
 }
 
 /**

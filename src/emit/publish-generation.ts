@@ -38,7 +38,15 @@ function nextState(
   // The live generation is the next one's base only when this one was made as
   // its copy plus the changes recorded: then the next build can replay them.
   const base = trusted && live ? live.id : null;
-  const next: NextState = { ...emptyState(), base, changes: written.replay, files: written.files, audit, posts: nextPosts(plan, records) };
+  const next: NextState = {
+    ...emptyState(),
+    base,
+    changes: written.replay,
+    code: plan.codeVersion,
+    files: written.files,
+    audit,
+    posts: nextPosts(plan, records),
+  };
   for (const [orgId, json] of plan.pages) next.pages.set(orgId, sha256(json));
   for (const [orgId, hash] of state.pages) if (plan.keeps(orgId)) next.pages.set(orgId, hash);
   return next;
@@ -49,7 +57,10 @@ function nextState(
  * posts read again (same bytes, new file identity) are kept for the next build.
  */
 export function keepLive(store: TreeStore, plan: GenerationPlan, records: ReadonlyMap<string, readonly PostRecord[]>): void {
-  if (plan.previous.trusted && readAgain(plan, records)) refreshPosts(store, plan.previous.state, nextPosts(plan, records));
+  const { trusted, state } = plan.previous;
+  if (trusted && (state.code !== plan.codeVersion || readAgain(plan, records))) {
+    refreshPosts(store, state, nextPosts(plan, records), plan.codeVersion);
+  }
 }
 
 /** Whether any post was read from its file again, or is gone: else the stored records stand as they are. */

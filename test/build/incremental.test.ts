@@ -225,6 +225,14 @@ describe("incremental builds", () => {
     expect(again).toMatchObject({ changed: false, postsParsed: 0, postsReused: 30, postsRendered: 0 });
   });
 
+  it("records parsed by other code (an upgrade) are parsed again, once", async () => {
+    await buildFixture(fx);
+    const file = stateFileOf(treeStoreOf(fx.out));
+    withDb(file, (db) => db.prepare("UPDATE meta SET value = 'an older cdsnap' WHERE name = 'code'").run());
+    expect(await buildFixture(fx)).toMatchObject({ changed: false, postsParsed: 30, postsReused: 0 });
+    expect(await buildFixture(fx)).toMatchObject({ changed: false, postsParsed: 0, postsReused: 30 });
+  });
+
   it("renaming a category re-renders exactly the posts in it", async () => {
     await buildFixture(fx);
     withDb(fx.db, (db) => db.prepare("UPDATE categories SET value = 'Howtos' WHERE org_id = ? AND id = 'c2'").run(ORG));
