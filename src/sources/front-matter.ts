@@ -29,24 +29,9 @@ import { describeYamlErrors, quoteValue } from "./yaml-problems.js";
 import { shapeOf } from "./yaml-shape.js";
 import { frontMatterSchema, type FrontMatter } from "../model/sources.js";
 import type { ParsedPost } from "../model/snapshot.js";
+import { splitFrontMatter } from "./split-front-matter.js";
 
-const OPEN = /^---[ \t]*\r?\n/;
-const CLOSE = /^---[ \t]*(?:\r?\n|$)/m;
-
-interface Split {
-  yaml: string;
-  body: string;
-}
-
-/** Splits front matter from body; a string is the reason it cannot. */
-export function splitFrontMatter(text: string): Split | string {
-  const open = OPEN.exec(text);
-  if (!open) return "must start with a '---' line opening the front matter";
-  const rest = text.slice(open[0].length);
-  const close = CLOSE.exec(rest);
-  if (!close) return "the front matter has no closing '---' line";
-  return { yaml: rest.slice(0, close.index), body: rest.slice(close.index + close[0].length) };
-}
+export { splitFrontMatter } from "./split-front-matter.js";
 
 function lineOf(doc: Document, counter: LineCounter, path: readonly PropertyKey[]): number {
   for (let depth = path.length; depth >= 0; depth--) {

@@ -1,90 +1,14 @@
 /**
- * Reading and parsing one post file: strict UTF-8, inside the content folder
- * once links are resolved, front matter validated, excerpt derived. Runs in the
- * main thread or in a parse worker (parse-pool.ts).
- *
- * The file calls are synchronous: one file is open at a time, and a plain
- * system call costs a few microseconds where a promise through the thread pool
- * cost more than the call itself (a third of a 10k build's main thread went to
- * per-file fs/promises calls).
+ * Parsing one post file (read by read-text.ts): front matter validated,
+ * excerpt derived. Runs in the main thread or in a parse worker
+ * (parse-pool.ts), which loads this module only when there is a post to parse.
  */
-import { createHash } from "node:crypto";
-import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync, type Stats } from "node:fs";
-import path from "node:path";
 import type { Problem } from "../errors.js";
 import type { PostRecord } from "../model/snapshot.js";
 import { isGone, unreadable } from "./entry-kind.js";
 import { deriveExcerpt } from "../render/excerpt.js";
 import { parsePost } from "./front-matter.js";
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-function isInside(root: string, target: string): boolean {
-  const rel = path.relative(root, target);
-  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
-}
-
-export function fingerprintOf(info: Pick<Stats, "size" | "mtimeMs" | "ctimeMs" | "ino">): string {
-  return `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.ino}`;
-}
-
-export interface Opened {
-  text: string;
-  fingerprint: string;
-  sha256: string;
-}
-
-export const sha256Of = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
-
-/**
- * Opens a post without following a link in its last component unless the link
- * stays inside the content folder; links in the folders above are caught by the
- * folder check (realpath of each folder, once per folder).
- */
-function openInside(realRoot: string, absolute: string, realDirs: Map<string, string>, rel: string): number {
-  const dir = path.dirname(absolute);
-  let resolvedDir = realDirs.get(dir);
-  if (resolvedDir === undefined) realDirs.set(dir, (resolvedDir = realpathSync(dir)));
-  if (resolvedDir !== realRoot && !isInside(realRoot, resolvedDir)) {
-    throw new SourceProblem({ where: rel, message: "links outside the content folder; symbolic links must stay inside it" });
-  }
-  try {
-    return openSync(absolute, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ELOOP") throw error;
-  }
-  let real: string;
-  try {
-    real = realpathSync(absolute);
-  } catch {
-    throw new SourceProblem({ where: rel, message: "is a broken symbolic link" });
-  }
-  if (!isInside(realRoot, real)) {
-    throw new SourceProblem({ where: rel, message: "links outside the content folder; symbolic links must stay inside it" });
-  }
-  return openSync(real, constants.O_RDONLY);
-}
-
-export class SourceProblem extends Error {
-  constructor(readonly problem: Problem) {
-    super(problem.message);
-  }
-}
-
-export function readText(realRoot: string, root: string, rel: string, realDirs: Map<string, string>): Opened {
-  const fd = openInside(realRoot, path.join(root, rel), realDirs, rel);
-  try {
-    const info = fstatSync(fd);
-    const bytes = readFileSync(fd);
-    try {
-      return { text: utf8.decode(bytes), fingerprint: fingerprintOf(info), sha256: sha256Of(bytes) };
-    } catch {
-      throw new SourceProblem({ where: rel, message: "is not valid UTF-8 text" });
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
+import { readText, SourceProblem, type Opened } from "./read-text.js";
 
 /** Decides, as each post is parsed, whether its record keeps the body (bounded memory). */
 export type BodyPolicy = (record: PostRecord) => void;

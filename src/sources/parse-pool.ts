@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Problem } from "../errors.js";
 import type { PostRecord } from "../model/snapshot.js";
-import { parseFiles, type BodyPolicy } from "./parse-files.js";
+import type { BodyPolicy } from "./parse-files.js";
 
 /** Below this many files a worker's start-up costs more than it saves. */
 export const PARALLEL_THRESHOLD = 400;
@@ -45,6 +45,9 @@ export async function parseInParallel(
   rels: readonly string[],
   policy: BodyPolicy,
 ): Promise<{ results: (PostRecord | Problem[])[]; threads: number }> {
+  if (rels.length === 0) return { results: [], threads: 1 };
+  // The YAML readers and the markdown lexer load only when a post is to be parsed: a build of unchanged posts never waits for them.
+  const { parseFiles } = await import("./parse-files.js");
   const threads = threadsWanted();
   const workerFile = WORKER_URL.protocol === "file:" ? fileURLToPath(WORKER_URL) : "";
   if (rels.length < PARALLEL_THRESHOLD || threads < 2 || !workerFile.endsWith(".js") || !existsSync(workerFile)) {

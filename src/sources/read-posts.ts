@@ -13,9 +13,9 @@ import { realpath } from "node:fs/promises";
 import { UsageError, type Problem, type SourceWarning } from "../errors.js";
 import { EDGE_FILE_LIMIT, postFileWarning } from "../model/edge-file-limit.js";
 import type { PostRecord } from "../model/snapshot.js";
-import { splitFrontMatter } from "./front-matter.js";
+import { splitFrontMatter } from "./split-front-matter.js";
 import { listPosts } from "./list-posts.js";
-import { fingerprintOf, readText, type Opened } from "./parse-files.js";
+import { fingerprintOf, readText, type Opened } from "./read-text.js";
 import { parseInParallel } from "./parse-pool.js";
 
 /** Bodies kept in memory, in UTF-16 code units (about twice as many bytes). */

@@ -17,7 +17,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeTempDir, removeDir } from "../fixtures/build-fixture.js";
+import { makeTempDir, removeDir, removeFixture } from "../fixtures/build-fixture.js";
+import { makeSite, type Site } from "../fixtures/served-site.js";
 import { REPO_ROOT } from "../fixtures/repo.js";
 
 const DIST = path.join(REPO_ROOT, "dist");
@@ -110,10 +111,28 @@ describe("what a command loads", () => {
     const loaded = await loadedBy(["build", "--db", path.join(dir, "none.sqlite"), "--content", dir, "--out", path.join(dir, "site")]);
     expect(loaded.code).toBe(2);
     expect(loaded.sources).toContain("src/build.ts");
-    expect(loaded.packages).toEqual(expect.arrayContaining(["better-sqlite3", "zod", "yaml", "marked"]));
+    expect(loaded.packages).toEqual(expect.arrayContaining(["better-sqlite3", "zod"]));
     expect(loaded.packages).not.toContain("chokidar");
     expect(loaded.packages).not.toContain("miniflare");
     expect(loaded.sources.filter((source) => /^src\/(server\/create-server|dev|edge\/node-adapter|edge\/edge-dev)\b/.test(source))).toEqual([]);
+  });
+});
+
+describe("what a build parses with", () => {
+  let site: Site;
+  beforeAll(async () => void (site = await makeSite({ built: false })));
+  afterAll(() => removeFixture(site));
+
+  it("the YAML readers and the markdown lexer load when a post is parsed, and not on a build of unchanged posts", async () => {
+    const args = ["build", "--db", site.db, "--content", site.content, "--out", site.out];
+    const PARSERS = ["js-yaml", "yaml", "marked", "entities"];
+    const first = await loadedBy(args);
+    expect(first.code).toBe(0);
+    expect(first.packages).toEqual(expect.arrayContaining(PARSERS));
+    const again = await loadedBy(args);
+    expect(again.code).toBe(0);
+    expect(again.packages).toEqual(expect.arrayContaining(["better-sqlite3", "zod"]));
+    expect(again.packages.filter((name) => PARSERS.includes(name))).toEqual([]);
   });
 });
 
