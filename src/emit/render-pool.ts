@@ -10,9 +10,9 @@
  * exist (tests run the sources) every post is rendered in this thread.
  */
 import { existsSync } from "node:fs";
-import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { threadsWanted } from "../threads-wanted.js";
 import type { Inspected } from "../audit/audit-tree.js";
 import type { SecretNeedle } from "../audit/scan-secrets.js";
 import { UsageError } from "../errors.js";
@@ -55,14 +55,9 @@ export type FileOutcome =
 export type RenderTask = { setup: RenderSetup } | { jobs: RenderJobInput[] };
 export type RenderAnswer = { files: FileOutcome[][] } | { error: WorkerError };
 
-function threadsWanted(): number {
-  const asked = Math.floor(Number(process.env.CDSNAP_RENDER_THREADS ?? availableParallelism())) || 1;
-  return Math.max(1, Math.min(availableParallelism(), asked));
-}
-
 /** The worker bundle, when this code runs bundled beside it and more than one thread is wanted. */
 export function renderWorkers(jobs: number): { file: string; workers: number } | null {
-  const threads = threadsWanted();
+  const threads = threadsWanted("CDSNAP_RENDER_THREADS");
   const file = WORKER_URL.protocol === "file:" ? fileURLToPath(WORKER_URL) : "";
   if (jobs < PARALLEL_THRESHOLD || threads < 2 || !file.endsWith(".js") || !existsSync(file)) return null;
   return { file, workers: threads - 1 };

@@ -12,9 +12,9 @@
  * everything is parsed in this thread.
  */
 import { existsSync } from "node:fs";
-import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { threadsWanted } from "../threads-wanted.js";
 import type { Problem } from "../errors.js";
 import type { PostRecord } from "../model/snapshot.js";
 import type { BodyPolicy } from "./parse-files.js";
@@ -34,11 +34,6 @@ export interface ParseTask {
   rels: string[];
 }
 
-function threadsWanted(): number {
-  const asked = Math.floor(Number(process.env.CDSNAP_PARSE_THREADS ?? availableParallelism())) || 1;
-  return Math.max(1, Math.min(availableParallelism(), asked));
-}
-
 export async function parseInParallel(
   contentDir: string,
   realRoot: string,
@@ -48,7 +43,7 @@ export async function parseInParallel(
   if (rels.length === 0) return { results: [], threads: 1 };
   // The YAML readers and the markdown lexer load only when a post is to be parsed: a build of unchanged posts never waits for them.
   const { parseFiles } = await import("./parse-files.js");
-  const threads = threadsWanted();
+  const threads = threadsWanted("CDSNAP_PARSE_THREADS");
   const workerFile = WORKER_URL.protocol === "file:" ? fileURLToPath(WORKER_URL) : "";
   if (rels.length < PARALLEL_THRESHOLD || threads < 2 || !workerFile.endsWith(".js") || !existsSync(workerFile)) {
     return { results: parseFiles(contentDir, realRoot, rels, policy), threads: 1 };

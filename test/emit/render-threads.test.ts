@@ -5,11 +5,11 @@
  * that renders every post again into a copy of the live tree; and a secret a
  * worker finds fails the build with the same problems.
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import path from "node:path";
 import { build as esbuild } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runBundle } from "../fixtures/cli.js";
 import { REPO_ROOT } from "../fixtures/repo.js";
 import { type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
 import { insertCategory, insertOrg, insertSecret, withDb } from "../fixtures/database.js";
@@ -18,17 +18,6 @@ import { hashTree } from "../fixtures/tree.js";
 
 const POSTS = 450;
 const SECRET = "sk_live_render_worker_canary_7f3a";
-
-function run(cli: string, args: string[], env: NodeJS.ProcessEnv) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe("rendering posts in worker threads", () => {
   let fx: Fixture;
@@ -68,7 +57,7 @@ describe("rendering posts in worker threads", () => {
   const cli = () => path.join(bundleDir, "cli.js");
   const args = (out: string) => ["build", "--db", fx.db, "--content", fx.content, "--out", out, "--json"];
   const buildWith = async (threads: number, out: string) => {
-    const result = await run(cli(), args(path.join(fx.dir, out)), { CDSNAP_RENDER_THREADS: String(threads) });
+    const result = await runBundle(cli(), args(path.join(fx.dir, out)), { CDSNAP_RENDER_THREADS: String(threads) });
     expect(result.code, result.stderr).toBe(0);
     return JSON.parse(result.stdout) as { postsRendered: number; changed: boolean };
   };
@@ -99,8 +88,8 @@ describe("rendering posts in worker threads", () => {
       await writePost(fx.content, `acme/${i % 7}/p${i}.md`, postMeta(`p${i}`, { category: "news" }), `Leaked: ${SECRET}\n`);
     }
     // A first build: every post is rendered, most of them in the worker.
-    const one = await run(cli(), args(path.join(fx.dir, "secret-one")), { CDSNAP_RENDER_THREADS: "1" });
-    const two = await run(cli(), args(path.join(fx.dir, "secret-two")), { CDSNAP_RENDER_THREADS: "2" });
+    const one = await runBundle(cli(), args(path.join(fx.dir, "secret-one")), { CDSNAP_RENDER_THREADS: "1" });
+    const two = await runBundle(cli(), args(path.join(fx.dir, "secret-two")), { CDSNAP_RENDER_THREADS: "2" });
     expect(one.code).toBe(1);
     expect(two.code).toBe(1);
     expect(two.stdout).toBe(one.stdout);

@@ -2,23 +2,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import path from "node:path";
 import { build as esbuild } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runBundle } from "../fixtures/cli.js";
 import { REPO_ROOT } from "../fixtures/repo.js";
 import { type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
 import { insertOrg, withDb } from "../fixtures/database.js";
 import { postMeta, writePost } from "../fixtures/posts.js";
 import { hashTree } from "../fixtures/tree.js";
-import { spawn } from "node:child_process";
-
-function run(cli: string, args: string[], env: NodeJS.ProcessEnv) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe("parsing posts in worker threads", () => {
   let fx: Fixture;
@@ -54,8 +43,8 @@ describe("parsing posts in worker threads", () => {
   it("two threads find the same problems and, once fixed, build the same tree as one", async () => {
     const cli = path.join(bundleDir, "cli.js");
     const args = (out: string) => ["build", "--db", fx.db, "--content", fx.content, "--out", out, "--json"];
-    const one = await run(cli, args(path.join(fx.dir, "one")), { CDSNAP_PARSE_THREADS: "1" });
-    const two = await run(cli, args(path.join(fx.dir, "two")), { CDSNAP_PARSE_THREADS: "2" });
+    const one = await runBundle(cli, args(path.join(fx.dir, "one")), { CDSNAP_PARSE_THREADS: "1" });
+    const two = await runBundle(cli, args(path.join(fx.dir, "two")), { CDSNAP_PARSE_THREADS: "2" });
     expect(one.code).toBe(1);
     expect(two.code).toBe(1);
     expect(two.stdout).toBe(one.stdout);
@@ -65,8 +54,8 @@ describe("parsing posts in worker threads", () => {
     ]);
 
     await writePost(fx.content, "acme/broken.md", postMeta("fixed"));
-    const fixedOne = await run(cli, args(path.join(fx.dir, "one")), { CDSNAP_PARSE_THREADS: "1" });
-    const fixedTwo = await run(cli, args(path.join(fx.dir, "two")), { CDSNAP_PARSE_THREADS: "2" });
+    const fixedOne = await runBundle(cli, args(path.join(fx.dir, "one")), { CDSNAP_PARSE_THREADS: "1" });
+    const fixedTwo = await runBundle(cli, args(path.join(fx.dir, "two")), { CDSNAP_PARSE_THREADS: "2" });
     expect(JSON.parse(fixedOne.stdout)).toMatchObject({ parseThreads: 1, postsParsed: 451 });
     expect(JSON.parse(fixedTwo.stdout)).toMatchObject({ parseThreads: 2, postsParsed: 451 });
     expect(await hashTree(path.join(fx.dir, "two"))).toBe(await hashTree(path.join(fx.dir, "one")));
