@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { dataOf, define } from "../fixtures/json-data.js";
 import { canonicalJson } from "../../src/render/canonical-json.js";
 
 /** The definition: every object rebuilt with its keys in code-unit order, undefined members dropped. */
@@ -17,11 +18,6 @@ function reference(value: unknown): string {
     return v;
   };
   return JSON.stringify(sort(value));
-}
-
-/** An own member, even one named "__proto__" (assigned, that one would set the prototype instead). */
-function define(target: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /**
@@ -135,18 +131,7 @@ const scalar = fc.oneof(
   fc.constant(undefined),
 );
 /** JSON-ish data: objects built member by member (so "__proto__" is an own key), arrays with undefined in them. */
-const anyData = fc.letrec((tie) => ({
-  value: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    scalar,
-    fc.array(tie("value"), { maxLength: 5 }),
-    fc.array(fc.tuple(key, tie("value")), { maxLength: 6 }).map((entries) => {
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of entries) define(out, k, v);
-      return out;
-    }),
-  ),
-})).value;
+const anyData = dataOf(scalar, key);
 
 describe("canonical JSON", () => {
   it("equals the definition on any data, in order or not, with undefined members", () => {

@@ -6,11 +6,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { dataOf } from "../fixtures/json-data.js";
 import { canonicalJson, isCanonicalText, type MemberSpans } from "../../src/render/canonical-json.js";
-
-function define(target: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-}
 
 /** Whether every object's keys, as JSON.parse left them, are in code-unit order (integer-like keys may not be). */
 function keysInOrder(value: unknown): boolean {
@@ -32,18 +29,7 @@ const scalar = fc.oneof(
   fc.constant(null),
 );
 /** JSON data (no undefined: it is what JSON.parse gives), objects built member by member. */
-const jsonData = fc.letrec((tie) => ({
-  value: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    scalar,
-    fc.array(tie("value"), { maxLength: 5 }),
-    fc.array(fc.tuple(key, tie("value")), { maxLength: 6 }).map((entries) => {
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of entries) define(out, k, v);
-      return out;
-    }),
-  ),
-})).value;
+const jsonData = dataOf(scalar, key);
 
 /**
  * A JSON printer that spells the same data the ways JSON allows and canonical
