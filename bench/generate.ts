@@ -47,14 +47,7 @@ export function generateOrg(options: GenerateOptions): GeneratedOrg {
   const folders = new Set<string>();
   // Sequential synchronous writes: one descriptor open at a time, even for 100k files.
   for (let index = 1; index <= posts; index++) {
-    const post = renderPost(orgId, seed, index);
-    const file = path.join(content, post.relPath);
-    const folder = path.dirname(file);
-    if (!folders.has(folder)) {
-      mkdirSync(folder, { recursive: true });
-      folders.add(folder);
-    }
-    writeFileSync(file, post.text);
+    const post = writePostFile(content, folders, renderPost(orgId, seed, index));
     statusCounts[post.status]++;
     if (post.status === "published" && index % stride === 0 && samplePublished.length < SAMPLE_SIZE) {
       samplePublished.push({ id: post.id, relPath: post.relPath });
@@ -111,14 +104,7 @@ export function generateOrgs(options: GenerateOrgsOptions): GeneratedOrgs {
     mkdirSync(path.join(content, orgId), { recursive: true });
     let sample: { id: string; relPath: string } | null = null;
     for (let n = 1; n <= postsPerOrg; n++) {
-      const post = renderPost(orgId, seed, i * postsPerOrg + n);
-      const file = path.join(content, post.relPath);
-      const folder = path.dirname(file);
-      if (!folders.has(folder)) {
-        mkdirSync(folder, { recursive: true });
-        folders.add(folder);
-      }
-      writeFileSync(file, post.text);
+      const post = writePostFile(content, folders, renderPost(orgId, seed, i * postsPerOrg + n));
       statusCounts[post.status]++;
       if (post.status === "published" && sample === null) sample = { id: post.id, relPath: post.relPath };
     }
@@ -126,4 +112,16 @@ export function generateOrgs(options: GenerateOrgsOptions): GeneratedOrgs {
     orgs.push({ orgId, samplePublished: sample });
   });
   return { seed, orgCount, postsPerOrg, blocksPerOrg, posts: orgCount * postsPerOrg, db, content, statusCounts, orgs };
+}
+
+/** Writes a generated post under `content`, making its folder the first time (`folders` remembers). */
+function writePostFile<P extends { relPath: string; text: string }>(content: string, folders: Set<string>, post: P): P {
+  const file = path.join(content, post.relPath);
+  const folder = path.dirname(file);
+  if (!folders.has(folder)) {
+    mkdirSync(folder, { recursive: true });
+    folders.add(folder);
+  }
+  writeFileSync(file, post.text);
+  return post;
 }
