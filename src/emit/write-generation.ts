@@ -132,7 +132,12 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
   const perOrg = new Map<string, EmitStats>();
   const statsOf = statsIn(perOrg);
   for (const orgId of new Set([...plan.outputs.map((o) => o.orgId), ...plan.jobs.map((j) => j.orgId)])) statsOf(orgId);
-  const files = new Map<string, FileEntry>(trusted ? state.files : []);
+  // The entries this build placed: with a trusted state, only those that differ from the state's (the
+  // generation's whole list is the state's with these laid over it, made only when there is a generation).
+  const placed = new Map<string, FileEntry>();
+  const place = (rel: string, entry: FileEntry) => {
+    if (!trusted || state.files.get(rel) !== entry) placed.set(rel, entry);
+  };
   const replay = new Map<string, boolean>();
   const inspected = new Map<string, Inspected>();
   const inspect = createInspector(options.inspection.orgIds, options.inspection.needles);
@@ -154,11 +159,11 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
     // Trusted, the tree already holds the live file; else it is linked in.
     const keep = (rel: string, orgId: string) => {
       if (!trusted) linkInto(gen!.tree, path.join(live!.tree, rel), rel, false);
-      files.set(rel, liveEntry(rel)!);
+      place(rel, liveEntry(rel)!);
       statsOf(orgId).unchanged++;
     };
     const recordWritten = (rel: string, orgId: string, entry: FileEntry) => {
-      files.set(rel, entry);
+      placed.set(rel, entry);
       replay.set(rel, true);
       statsOf(orgId).written++;
       (liveEntry(rel) ? changes.changed : changes.added).push(apiPathOfFile(rel));
@@ -216,7 +221,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
       const apply = (job: PostJob, outcomes: FileOutcome[]) => {
         for (const outcome of outcomes) {
           if (outcome.kept) {
-            files.set(outcome.rel, liveEntry(outcome.rel)!);
+            place(outcome.rel, liveEntry(outcome.rel)!);
             statsOf(job.orgId).unchanged++;
             continue;
           }
@@ -239,8 +244,10 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
       const entry = liveEntry(rel);
       if (!entry) continue;
       if (!trusted) linkInto(tree, path.join(live!.tree, rel), rel, false);
-      files.set(rel, entry);
+      place(rel, entry);
     }
+    const files = new Map<string, FileEntry>(trusted ? state.files : []);
+    for (const [rel, entry] of placed) files.set(rel, entry);
     for (const rel of plan.removed) {
       if (trusted) removeFile(tree, rel);
       files.delete(rel);
