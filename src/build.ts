@@ -19,23 +19,34 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { pathOf } from "./api-paths.js";
 import { readSecrets } from "./audit/read-secrets.js";
-import { createBuildAudit } from "./audit/run-audit.js";
+import { createBuildAudit, secretsKeyFor } from "./audit/run-audit.js";
 import { needlesOf, redactSecrets } from "./audit/scan-secrets.js";
-import type { AuditState } from "./emit/build-state.js";
+import type { AuditState, StoredOrg } from "./emit/build-state.js";
 import { writeEdgeDocumentOf } from "./edge/publish-document.js";
-import { cachedSummaries, planGeneration, previousRecords, readPreviousBuild, type GenerationPlan, type PreviousBuild } from "./emit/plan-generation.js";
+import {
+  cachedSummaries,
+  isUnchanged,
+  orgDigest,
+  planGeneration,
+  previousPosts,
+  readPreviousBuild,
+  orgOfFile,
+  type GenerationPlan,
+  type PreviousBuild,
+} from "./emit/plan-generation.js";
 import { keepLive, publishGeneration } from "./emit/publish-generation.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
 import { acquireBuildLock, assertReplaceable, treeStoreOf, type TreeStore } from "./emit/tree-store.js";
 import { discardGeneration, writeGeneration, type ChangedPaths, type WriteResult } from "./emit/write-generation.js";
 import { InvalidSourcesError, type Problem } from "./errors.js";
-import { postsWarned, treeFileWarnings, type TreeFileSize } from "./model/edge-file-limit.js";
+import { EDGE_FILE_LIMIT, postsWarned, treeFileWarnings, type TreeFileSize } from "./model/edge-file-limit.js";
 import { changedTags } from "./on-change/change-set.js";
 import { planOrg, type OrgPlan } from "./render/render-org.js";
 import type { BuildReport, OrgReport } from "./report.js";
 import { itemRoute, kindOf, ROUTES } from "./route-table.js";
 import { loadSources } from "./sources/load-sources.js";
-import { loadBody } from "./sources/read-posts.js";
+import { loadBody, type PostIdentity } from "./sources/read-posts.js";
+import type { OrgSnapshot } from "./model/snapshot.js";
 
 export interface BuildOptions {
   db: string;
@@ -98,8 +109,11 @@ async function runStages(options: BuildOptions, store: TreeStore): Promise<Build
   const plan = await stage("plan", () => planBuild(input, previous, sources));
   const written = await stage("write", () => write(input, plan));
   const audited = await stage("audit", () => audit(plan, written));
-  const published = await stage("publish", () => publish(input, sources, plan, written, audited));
-  const reconciled = await stage("reconcile", () => reconcileOrganizationFiles(options.db, store, plan.orgPlans.map((p) => p.orgId)));
+  const orgRows = storedOrgs(plan, written);
+  const published = await stage("publish", () => publish(input, sources, plan, written, audited, orgRows));
+  // A swapped tree holds the kept organizations' files as they were when it was made: a PATCH may have replaced one since.
+  const reconcile = published ? [...plan.generation.pages.keys(), ...[...previous.state.pages.keys()].filter(plan.generation.keeps)] : plan.orgPlans.map((p) => p.orgId);
+  const reconciled = await stage("reconcile", () => reconcileOrganizationFiles(options.db, store, reconcile));
   return stage("announce", () => announce(input, { previous, sources, plan, written, published, reconciled }, stage));
 }
 
@@ -107,27 +121,58 @@ type Sources = Awaited<ReturnType<typeof loadValidSources>>;
 
 async function loadValidSources(input: BuildInput, previous: PreviousBuild) {
   const { options } = input;
+  const unchanged = (org: OrgSnapshot, posts: readonly PostIdentity[]) => isUnchanged(previous, CODE_VERSION, input.now, org, posts);
   const sources = await loadSources(
-    { db: options.db, content: options.content, orgs: input.orgIds, previous: previousRecords(previous, CODE_VERSION), bodyBudget: options.bodyBudget },
-    readSecrets,
+    { db: options.db, content: options.content, orgs: input.orgIds, previous: { ...previousPosts(previous, CODE_VERSION), unchanged }, bodyBudget: options.bodyBudget },
+    (db) => {
+      const secrets = readSecrets(db);
+      // Started now: the key derivation runs on the thread pool while the posts are read.
+      return { secrets, key: secretsKeyFor(secrets, previous.state.audited) };
+    },
   );
   if (sources.problems.length > 0 || sources.posts === null) {
     // A problem may quote the line it refuses, and the line may hold a secret's value.
-    throw new InvalidSourcesError(redactSecrets(sources.problems, needlesOf(sources.extra).needles).sort(byWhere));
+    throw new InvalidSourcesError(redactSecrets(sources.problems, needlesOf(sources.extra.secrets).needles).sort(byWhere));
   }
-  return { snapshot: sources.snapshot, posts: sources.posts, secrets: sources.extra, warnings: sources.warnings };
+  return { snapshot: sources.snapshot, posts: sources.posts, secrets: sources.extra.secrets, secretsKey: sources.extra.key, warnings: sources.warnings };
 }
 
 type BuildPlan = ReturnType<typeof planBuild>;
 
+/**
+ * Plans the organizations that may have changed; an unchanged one (readPosts
+ * tells) is kept as it is, like every organization an `--org` build does not name.
+ */
 function planBuild(input: BuildInput, previous: PreviousBuild, sources: Sources) {
   const { snapshot, posts, secrets } = sources;
-  const orgPlans = snapshot.orgs.map((org) =>
-    planOrg(org, posts.byOrg.get(org.id) ?? [], input.now, cachedSummaries(previous, org.id, CODE_VERSION)),
+  const planned = snapshot.orgs.filter((org) => !posts.unchanged.has(org.id));
+  const orgPlans = planned.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], input.now, cachedSummaries(previous, org.id, CODE_VERSION)));
+  const keep = (orgId: string) => input.orgIds !== undefined || posts.unchanged.has(orgId);
+  const generation = planGeneration(previous, orgPlans, { keep, codeVersion: CODE_VERSION });
+  const buildAudit = createBuildAudit({ orgs: planned, rowIds: snapshot.rowIds }, posts.byOrg, secrets, input.now, previous.state.audited, sources.secretsKey);
+  const digests = new Map(
+    planned.map((org) => [org.id, orgDigest(CODE_VERSION, org, (posts.byOrg.get(org.id) ?? []).map((p) => ({ rel: p.file, sha256: p.sha256 })))]),
   );
-  const generation = planGeneration(previous, orgPlans, { carryOver: input.orgIds !== undefined, codeVersion: CODE_VERSION });
-  const buildAudit = createBuildAudit(snapshot, posts.byOrg, secrets, input.now, previous.state.audited);
-  return { orgPlans, generation, audit: buildAudit };
+  return { orgPlans, generation, audit: buildAudit, digests };
+}
+
+/** What the state keeps of each planned organization, for a later build that finds it unchanged. */
+function storedOrgs(plan: BuildPlan, written: WriteResult): Map<string, StoredOrg> {
+  const sizes = plannedFileSizes(plan.generation, written);
+  const rows = new Map<string, StoredOrg>();
+  for (const orgPlan of plan.orgPlans) {
+    const { orgId } = orgPlan;
+    const stats = written.perOrg.get(orgId) ?? { written: 0, unchanged: 0, removed: 0 };
+    rows.set(orgId, {
+      digest: plan.digests.get(orgId)!,
+      code: CODE_VERSION,
+      counts: orgPlan.counts,
+      files: stats.written + stats.unchanged,
+      nextPublishAt: orgPlan.nextPublishAt,
+      oversize: sizes.filter((size) => size.bytes > EDGE_FILE_LIMIT && orgOfFile(size.rel) === orgId),
+    });
+  }
+  return rows;
 }
 
 async function write(input: BuildInput, plan: BuildPlan): Promise<WriteResult> {
@@ -157,12 +202,20 @@ async function audit(plan: BuildPlan, written: WriteResult): Promise<AuditState 
   });
 }
 
-async function publish(input: BuildInput, sources: Sources, plan: BuildPlan, written: WriteResult, audited: AuditState | null): Promise<boolean> {
+async function publish(
+  input: BuildInput,
+  sources: Sources,
+  plan: BuildPlan,
+  written: WriteResult,
+  audited: AuditState | null,
+  orgs: Map<string, StoredOrg>,
+): Promise<boolean> {
+  const kept = { records: sources.posts.byOrg, orgs, refreshed: sources.posts.refreshed };
   if (written.kind === "unchanged" || audited === null) {
-    keepLive(input.store, plan.generation, sources.posts.byOrg);
+    keepLive(input.store, plan.generation, kept);
     return false;
   }
-  await publishGeneration(input.store, plan.generation, written, sources.posts.byOrg, audited);
+  await publishGeneration(input.store, plan.generation, written, kept, audited);
   return true;
 }
 
@@ -189,10 +242,16 @@ async function announce(input: BuildInput, built: Built, stage: StageTimer): Pro
     bySlugIds(plan.orgPlans),
   );
 
-  const orgs: OrgReport[] = plan.orgPlans.map((orgPlan) => {
-    const stats = written.perOrg.get(orgPlan.orgId) ?? { written: 0, unchanged: 0, removed: 0 };
+  const planned = new Map(plan.orgPlans.map((orgPlan) => [orgPlan.orgId, orgPlan]));
+  const orgs: OrgReport[] = sources.snapshot.orgs.map((org) => {
+    const orgPlan = planned.get(org.id);
+    if (orgPlan === undefined) {
+      const kept = previous.state.orgs.get(org.id)!;
+      return { orgId: org.id, ...kept.counts, filesWritten: 0, filesUnchanged: kept.files, filesRemoved: 0, nextPublishAt: kept.nextPublishAt };
+    }
+    const stats = written.perOrg.get(org.id) ?? { written: 0, unchanged: 0, removed: 0 };
     return {
-      orgId: orgPlan.orgId,
+      orgId: org.id,
       ...orgPlan.counts,
       filesWritten: stats.written,
       filesUnchanged: stats.unchanged,
@@ -201,7 +260,9 @@ async function announce(input: BuildInput, built: Built, stage: StageTimer): Pro
     };
   });
   const next = orgs.map((o) => o.nextPublishAt).filter((v): v is string => v !== null).sort()[0] ?? null;
-  const warnings = [...sources.warnings, ...treeFileWarnings(plannedFileSizes(plan.generation, written), postsWarned(sources.warnings))];
+  const keptOversize = sources.snapshot.orgs.flatMap((org) => (planned.has(org.id) ? [] : previous.state.orgs.get(org.id)!.oversize));
+  const sizes = [...plannedFileSizes(plan.generation, written), ...keptOversize];
+  const warnings = [...sources.warnings, ...treeFileWarnings(sizes, postsWarned(sources.warnings))];
   const { posts } = sources;
   return {
     out: input.store.out,

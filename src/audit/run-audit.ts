@@ -53,7 +53,8 @@ export async function auditOut(options: AuditOptions): Promise<AuditResult> {
  * across files runs on the whole tree. A failure throws
  * {@link AuditFailedError}; a pass returns the facts for the next build.
  *
- * `audited` is the key of the secrets the live generation was audited against.
+ * `audited` is the key of the secrets the live generation was audited against;
+ * `key`, this build's (secretsKeyFor), when the caller started it early.
  */
 export function createBuildAudit(
   snapshot: { orgs: readonly OrgSnapshot[]; rowIds: ReadonlySet<string> },
@@ -61,13 +62,12 @@ export function createBuildAudit(
   secrets: readonly StoredSecret[],
   now: number,
   audited: SecretsKey | null,
+  key: SecretsKeyFor = secretsKeyFor(secrets, audited),
 ) {
   const expectations = expectationsOf(snapshot.orgs, snapshot.rowIds, postsByOrg, now);
   const { needles } = needlesOf(secrets);
 
-  // Started at once: the key derivation runs on the thread pool while the build plans.
-  const salt = audited?.salt ?? randomBytes(16).toString("hex");
-  const secretsKey = secretsKeyOf(secrets, salt);
+  const { salt, secretsKey } = key;
   const secretsChanged = async () => audited?.secretsKey !== (await secretsKey);
   return {
     /** What the write stage inspects each file it writes against. */
@@ -121,6 +121,24 @@ export function createBuildAudit(
       return { salt, secretsKey: await secretsKey, files: facts };
     },
   };
+}
+
+export interface SecretsKeyFor {
+  salt: string;
+  secretsKey: Promise<string>;
+}
+
+/**
+ * Starts deriving the key of `secrets` (on the thread pool: the build goes on
+ * meanwhile), with the salt of the live generation's key, so that the same
+ * secrets give the same key.
+ */
+export function secretsKeyFor(secrets: readonly StoredSecret[], audited: SecretsKey | null): SecretsKeyFor {
+  const salt = audited?.salt ?? randomBytes(16).toString("hex");
+  const secretsKey = secretsKeyOf(secrets, salt);
+  // Awaited by the audit; a failure is its to report, not an unhandled rejection meanwhile.
+  secretsKey.catch(() => undefined);
+  return { salt, secretsKey };
 }
 
 /**

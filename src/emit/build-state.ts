@@ -5,8 +5,10 @@
  * record of every post, and the facts the audit established per file, with the
  * id of the generation they describe.
  *
- * A build reads it to decide what to reuse, and writes only the rows that
- * differ, in one transaction that commits after the swap: a build that fails,
+ * A build reads only what it needs: at first the small rows (meta, each
+ * organization's digest, each post's fingerprint and hash); an organization's
+ * post records only when it is planned, the file rows only when a generation is
+ * made. It writes only the rows that differ, in one transaction that commits after the swap: a build that fails,
  * or is killed before the commit, leaves the rows as they were. Rows that name
  * another generation than the live one (killed between swap and commit), a
  * damaged file or an older format read as empty: the build then re-renders and
@@ -17,6 +19,7 @@ import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
 import type { FileFacts } from "../audit/tree-rules.js";
 import type { PostRecord } from "../model/snapshot.js";
+import type { OrgCounts } from "../render/render-org.js";
 import type { Generation, TreeStore } from "./tree-store.js";
 
 /**
@@ -24,6 +27,38 @@ import type { Generation, TreeStore } from "./tree-store.js";
  * rendered from, and (published) its list item as canonical JSON.
  */
 export type CachedPost = Omit<PostRecord, "body"> & { key: string; summary?: string };
+
+/** A stored post's identity: its organization, the fingerprint and SHA-256 of its source file. */
+export interface StoredPost {
+  orgId: string;
+  fingerprint: string;
+  sha256: string;
+}
+
+/** A tree file over the edge's size limit, as a build found it (the warning is said again while the organization is unchanged). */
+export interface OversizeFile {
+  rel: string;
+  bytes: number;
+  post?: string;
+}
+
+/**
+ * An organization as its last build planned it. While the digest of its
+ * inputs is the same and no post is due, nothing of it can change: a build
+ * then keeps its files and records as they are and reports these figures.
+ */
+export interface StoredOrg {
+  /** Of the code, the organization's rows and its posts' files and bytes. */
+  digest: string;
+  /** The code that parsed its post records: other code parses every post again. */
+  code: string;
+  /** Its report figures, without the files written, kept and removed. */
+  counts: OrgCounts;
+  /** Files it has in the tree. */
+  files: number;
+  nextPublishAt: string | null;
+  oversize: OversizeFile[];
+}
 
 /** A tree file: the SHA-256 of its bytes, and the identity (inode, mtime, size) they were hashed at. */
 export type FileEntry = [sha256: string, ino: number, mtimeMs: number, size: number];
@@ -56,13 +91,16 @@ export interface BuildState {
    */
   base: string | null;
   changes: Map<string, boolean>;
-  /** The code that parsed the records: another version parses every post again. */
-  code: string | null;
-  files: Map<string, FileEntry>;
   /** The hash of each organization's page membership file. */
   pages: Map<string, string>;
-  /** Per organization, the record of every post by file. */
-  posts: Map<string, Map<string, CachedPost>>;
+  /** Each organization as its last build planned it. */
+  orgs: Map<string, StoredOrg>;
+  /** Every stored post by file: its identity only. */
+  posts: Map<string, StoredPost>;
+  /** The records of one organization's posts by file, read on the first call. */
+  postsOf: (orgId: string) => ReadonlyMap<string, CachedPost>;
+  /** Every tree file of the generation, read on the first use. */
+  readonly files: Map<string, FileEntry>;
   /** The secrets the live generation was audited against: a build that changes no byte still audits when they changed. */
   audited: SecretsKey | null;
   /** The audit's record, read on the first call (later calls return the same); null when there is none. */
@@ -73,62 +111,96 @@ export const emptyState = (): BuildState => ({
   generation: null,
   base: null,
   changes: new Map(),
-  code: null,
-  files: new Map(),
   pages: new Map(),
+  orgs: new Map(),
   posts: new Map(),
+  postsOf: () => new Map(),
+  files: new Map(),
   audited: null,
   audit: null,
 });
 
-/** What a build records for its generation: the audit's facts are in hand. */
-export interface NextState extends Omit<BuildState, "audited" | "audit"> {
+/**
+ * What a build records for its generation: the audit's facts are in hand;
+ * `orgs` and `posts` hold the organizations it planned (the others keep their
+ * rows), `dropped` those that are gone.
+ */
+export interface NextState {
+  base: string | null;
+  changes: Map<string, boolean>;
+  files: Map<string, FileEntry>;
+  pages: Map<string, string>;
+  orgs: Map<string, StoredOrg>;
+  posts: Map<string, Map<string, CachedPost>>;
+  /** Posts of kept organizations whose files were copied anew with the same bytes: their new fingerprint. */
+  refreshed: [file: string, fingerprint: string][];
+  dropped: string[];
   audit: AuditState;
 }
 
+/** What a build that keeps the live generation records: its planned organizations, and posts of the others read again. */
+export type KeptState = Pick<NextState, "orgs" | "posts" | "refreshed">;
+
 const STATE_FILE = "state.sqlite";
 /** Bumped whenever a table or a stored JSON shape changes: an older file then reads as empty. */
-const STATE_VERSION = 3;
+const STATE_VERSION = 4;
 
 // Records and facts are rowid tables: their rows (a kilobyte, a megabyte for a
 // long list's facts) would fill a WITHOUT ROWID table's pages a third full.
+// The posts' identities are read from an index that covers them: a build that
+// finds nothing changed reads none of the records' pages.
 const SCHEMA = `
   CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE files (rel TEXT PRIMARY KEY, sha256 TEXT NOT NULL, ino INTEGER NOT NULL, mtime_ms REAL NOT NULL, size INTEGER NOT NULL) WITHOUT ROWID;
   CREATE TABLE pages (org_id TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID;
-  CREATE TABLE posts (file TEXT NOT NULL UNIQUE, org_id TEXT NOT NULL, record TEXT NOT NULL);
+  CREATE TABLE orgs (org_id TEXT PRIMARY KEY, digest TEXT NOT NULL, code TEXT NOT NULL, report TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE posts (file TEXT NOT NULL UNIQUE, org_id TEXT NOT NULL, fingerprint TEXT NOT NULL, sha256 TEXT NOT NULL, record TEXT NOT NULL);
+  CREATE INDEX posts_identity ON posts (org_id, file, fingerprint, sha256);
   CREATE TABLE audit (rel TEXT NOT NULL UNIQUE, sha256 TEXT NOT NULL, facts TEXT NOT NULL);
   CREATE TABLE changes (rel TEXT PRIMARY KEY, written INTEGER NOT NULL) WITHOUT ROWID;
 `;
 
 export const stateFileOf = (store: Pick<TreeStore, "stateDir">): string => path.join(store.stateDir, STATE_FILE);
 
-/** The state of the live generation; empty when there is none or it cannot be trusted. */
+const openReadOnly = (file: string) => new Database(file, { readonly: true, fileMustExist: true });
+
+/**
+ * The state of the live generation; empty when there is none or it cannot be
+ * trusted. Post records, file rows and audit facts are read when first asked
+ * for (a build that finds nothing changed never asks); a file that cannot be
+ * read then fails the build, which the next one repairs from nothing.
+ */
 export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generation, "id"> | null): BuildState {
   const file = stateFileOf(store);
   if (!live || !existsSync(file)) return emptyState();
   let db: Database.Database | undefined;
   try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
+    db = openReadOnly(file);
     const meta = new Map(db.prepare("SELECT name, value FROM meta").raw().all() as [string, string][]);
     if (meta.get("version") !== String(STATE_VERSION) || meta.get("generation") !== live.id) return emptyState();
     const state = emptyState();
     state.generation = live.id;
     state.base = meta.get("base") ?? null;
-    state.code = meta.get("code") ?? null;
     for (const [rel, written] of db.prepare("SELECT rel, written FROM changes").raw().iterate() as Iterable<[string, number]>) {
       state.changes.set(rel, written === 1);
     }
-    for (const [rel, sha, ino, mtime, size] of db.prepare("SELECT * FROM files").raw().iterate() as Iterable<[string, string, number, number, number]>) {
-      state.files.set(rel, [sha, ino, mtime, size]);
-    }
     for (const [orgId, sha] of db.prepare("SELECT * FROM pages").raw().iterate() as Iterable<[string, string]>) state.pages.set(orgId, sha);
-    for (const [file, orgId, record] of db.prepare("SELECT file, org_id, record FROM posts").raw().iterate() as Iterable<[string, string, string]>) {
-      postsOf(state, orgId).set(file, JSON.parse(record) as CachedPost);
+    for (const [orgId, digest, code, report] of db.prepare("SELECT * FROM orgs").raw().iterate() as Iterable<[string, string, string, string]>) {
+      state.orgs.set(orgId, { digest, code, ...(JSON.parse(report) as Omit<StoredOrg, "digest" | "code">) });
     }
+    for (const [f, orgId, fingerprint, sha256] of db.prepare("SELECT file, org_id, fingerprint, sha256 FROM posts").raw().iterate() as Iterable<[string, string, string, string]>) {
+      state.posts.set(f, { orgId, fingerprint, sha256 });
+    }
+    const byOrg = new Map<string, Map<string, CachedPost>>();
+    state.postsOf = (orgId) => {
+      let records = byOrg.get(orgId);
+      if (!records) byOrg.set(orgId, (records = readPostRecords(file, orgId)));
+      return records;
+    };
+    let files: Map<string, FileEntry> | undefined;
+    Object.defineProperty(state, "files", { get: () => (files ??= readFiles(file)) });
     const salt = meta.get("audit_salt");
     const secretsKey = meta.get("audit_secrets_key");
-    // The facts are read only when an audit runs: a build that changes nothing never needs them.
     if (salt !== undefined && secretsKey !== undefined) {
       state.audited = { salt, secretsKey };
       let audit: AuditState | null | undefined;
@@ -142,10 +214,37 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
   }
 }
 
+function readPostRecords(file: string, orgId: string): Map<string, CachedPost> {
+  const db = openReadOnly(file);
+  try {
+    const records = new Map<string, CachedPost>();
+    const rows = db.prepare("SELECT file, fingerprint, sha256, record FROM posts WHERE org_id = ?").raw().iterate(orgId) as Iterable<[string, string, string, string]>;
+    for (const [f, fingerprint, sha256, record] of rows) {
+      records.set(f, { ...(JSON.parse(record) as Omit<CachedPost, "fingerprint" | "sha256">), fingerprint, sha256 });
+    }
+    return records;
+  } finally {
+    db.close();
+  }
+}
+
+function readFiles(file: string): Map<string, FileEntry> {
+  const db = openReadOnly(file);
+  try {
+    const files = new Map<string, FileEntry>();
+    for (const [rel, sha, ino, mtime, size] of db.prepare("SELECT * FROM files").raw().iterate() as Iterable<[string, string, number, number, number]>) {
+      files.set(rel, [sha, ino, mtime, size]);
+    }
+    return files;
+  } finally {
+    db.close();
+  }
+}
+
 function readAudit(file: string, salt: string, secretsKey: string): AuditState | null {
   let db: Database.Database | undefined;
   try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
+    db = openReadOnly(file);
     const files = new Map<string, AuditedFile>();
     for (const [rel, sha256, facts] of db.prepare("SELECT rel, sha256, facts FROM audit").raw().iterate() as Iterable<[string, string, string]>) {
       files.set(rel, { sha256, facts: JSON.parse(facts) as FileFacts });
@@ -158,18 +257,24 @@ function readAudit(file: string, salt: string, secretsKey: string): AuditState |
   }
 }
 
-export function postsOf(state: Pick<BuildState, "posts">, orgId: string): Map<string, CachedPost> {
-  let byFile = state.posts.get(orgId);
-  if (!byFile) state.posts.set(orgId, (byFile = new Map()));
-  return byFile;
-}
-
 const sameEntry = (a: FileEntry, b: FileEntry | undefined) =>
   b !== undefined && a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3];
 
 /** A post's record is fixed by its source file's fingerprint and bytes; its files, by the key. */
 const samePost = (a: CachedPost, b: CachedPost | undefined) =>
   b !== undefined && a.key === b.key && a.fingerprint === b.fingerprint && a.sha256 === b.sha256 && a.summary === b.summary;
+
+/** Opens the state for writing: a rollback journal, synced (see writeState). */
+function openForWriting(file: string): Database.Database {
+  const db = new Database(file);
+  // A rollback journal, synced: reading the file (read-only, as every build
+  // does first) then creates nothing beside it, and a power cut cannot leave
+  // it damaged. A commit lost leaves rows naming the generation before: read
+  // as empty, never as wrong.
+  db.pragma("journal_mode = DELETE");
+  db.pragma("synchronous = FULL");
+  return db;
+}
 
 /**
  * Records `next` as the state of generation `genId`: only the rows that differ
@@ -185,21 +290,19 @@ export async function writeState(
   publish: () => Promise<void>,
 ): Promise<void> {
   const file = stateFileOf(store);
+  const fresh = previous.generation === null;
+  // Read before the file is replaced: the rows this write compares against.
+  const previousFiles = fresh ? new Map<string, FileEntry>() : previous.files;
+  const was = fresh ? null : (previous.audit?.() ?? null);
   // readState found no rows of the live generation (none, stale, damaged, older format): start a new file.
   // Under the build lock nothing else writes the file between that read and this write.
-  if (previous.generation === null) for (const suffix of ["", "-journal"]) rmSync(`${file}${suffix}`, { force: true });
-  const db = new Database(file);
+  if (fresh) for (const suffix of ["", "-journal"]) rmSync(`${file}${suffix}`, { force: true });
+  const db = openForWriting(file);
   try {
-    // A rollback journal, synced: reading the file (read-only, as every build
-    // does first) then creates nothing beside it, and a power cut cannot leave
-    // it damaged. A commit lost leaves rows naming the generation before: read
-    // as empty, never as wrong.
-    db.pragma("journal_mode = DELETE");
-    db.pragma("synchronous = FULL");
     db.exec("BEGIN IMMEDIATE");
     try {
-      if (previous.generation === null) db.exec(SCHEMA);
-      writeRows(db, genId, next, previous);
+      if (fresh) db.exec(SCHEMA);
+      writeRows(db, genId, next, previous, previousFiles, was);
       await publish();
       db.exec("COMMIT");
     } catch (error) {
@@ -212,55 +315,64 @@ export async function writeState(
 }
 
 /**
- * Records posts whose files did not change but whose records did (a file
- * touched, or checked out anew, with the same bytes; a draft edited) for the
- * live generation, so the next build need not read them again. Only rows that
- * differ are written.
+ * Records what a build that keeps the live generation learned (a post touched,
+ * or checked out anew, with the same bytes; a draft edited; an organization's
+ * digest) for the live generation, so the next build need not read or plan it
+ * again. Only rows that differ are written.
  */
-export function refreshPosts(store: Pick<TreeStore, "stateDir">, previous: BuildState, posts: NextState["posts"], code: string): void {
-  const { put, drop } = postRowChanges(posts, previous, code);
-  if (put.length === 0 && drop.length === 0 && previous.code === code) return;
-  const db = new Database(stateFileOf(store));
+export function refreshState(store: Pick<TreeStore, "stateDir">, previous: BuildState, kept: KeptState): void {
+  const db = openForWriting(stateFileOf(store));
   try {
-    db.pragma("journal_mode = DELETE");
-    db.pragma("synchronous = FULL");
-    db.transaction(() => {
-      writePostRows(db, { put, drop });
-      db.prepare("INSERT OR REPLACE INTO meta (name, value) VALUES ('code', ?)").run(code);
-    })();
+    db.transaction(() => writeOrgRows(db, kept, previous))();
   } finally {
     db.close();
   }
 }
 
-interface PostRowChanges {
-  put: [file: string, orgId: string, post: CachedPost][];
-  drop: string[];
-}
-
-/** The post rows to write: those that differ, or every one when other code parsed the stored ones. */
-function postRowChanges(posts: NextState["posts"], previous: Pick<BuildState, "posts" | "code">, code: string): PostRowChanges {
-  const changes: PostRowChanges = { put: [], drop: [] };
-  const before = new Map<string, CachedPost>();
-  for (const byFile of previous.posts.values()) for (const [f, post] of byFile) before.set(f, post);
-  for (const [orgId, byFile] of posts) {
-    for (const [f, post] of byFile) {
-      if (previous.code !== code || !samePost(post, before.get(f))) changes.put.push([f, orgId, post]);
-      before.delete(f);
+/**
+ * The rows of the planned organizations (their posts, digest and figures) that
+ * differ, the new fingerprints of kept ones' posts, and no rows of organizations gone.
+ */
+function writeOrgRows(db: Database.Database, next: KeptState & { dropped?: readonly string[] }, previous: BuildState): void {
+  const putOrg = db.prepare("INSERT OR REPLACE INTO orgs VALUES (?, ?, ?, ?)");
+  const putPost = db.prepare("INSERT OR REPLACE INTO posts VALUES (?, ?, ?, ?, ?)");
+  const dropPost = db.prepare("DELETE FROM posts WHERE file = ?");
+  for (const [orgId, { digest, code, ...report }] of next.orgs) {
+    const stored = previous.orgs.get(orgId);
+    if (stored?.digest !== digest || stored.code !== code || JSON.stringify(report) !== JSON.stringify(withoutKeys(stored))) {
+      putOrg.run(orgId, digest, code, JSON.stringify(report));
     }
   }
-  changes.drop.push(...before.keys());
-  return changes;
+  for (const [orgId, byFile] of next.posts) {
+    // Records parsed by other code are all written again under this code's name.
+    const before = previous.orgs.get(orgId)?.code === next.orgs.get(orgId)?.code ? previous.postsOf(orgId) : new Map<string, CachedPost>();
+    for (const [f, post] of byFile) {
+      if (!samePost(post, before.get(f))) {
+        const { fingerprint, sha256, ...record } = post;
+        putPost.run(f, orgId, fingerprint, sha256, JSON.stringify(record));
+      }
+    }
+  }
+  const refresh = db.prepare("UPDATE posts SET fingerprint = ? WHERE file = ?");
+  for (const [f, fingerprint] of next.refreshed) refresh.run(fingerprint, f);
+  // Posts gone from a planned organization, and every row of an organization gone.
+  for (const [f, { orgId }] of previous.posts) if (next.posts.get(orgId)?.has(f) === false) dropPost.run(f);
+  for (const orgId of next.dropped ?? []) {
+    db.prepare("DELETE FROM posts WHERE org_id = ?").run(orgId);
+    db.prepare("DELETE FROM orgs WHERE org_id = ?").run(orgId);
+  }
 }
 
-function writePostRows(db: Database.Database, changes: PostRowChanges): void {
-  const putPost = db.prepare("INSERT OR REPLACE INTO posts VALUES (?, ?, ?)");
-  const dropPost = db.prepare("DELETE FROM posts WHERE file = ?");
-  for (const [f, orgId, post] of changes.put) putPost.run(f, orgId, JSON.stringify(post));
-  for (const f of changes.drop) dropPost.run(f);
-}
+const withoutKeys = ({ digest: _digest, code: _code, ...report }: StoredOrg) => report;
 
-function writeRows(db: Database.Database, genId: string, next: NextState, previous: BuildState): void {
+function writeRows(
+  db: Database.Database,
+  genId: string,
+  next: NextState,
+  previous: BuildState,
+  previousFiles: ReadonlyMap<string, FileEntry>,
+  was: AuditState | null,
+): void {
   const put = (sql: string) => db.prepare(sql);
   const setMeta = put("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)");
   const putFile = put("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)");
@@ -271,20 +383,18 @@ function writeRows(db: Database.Database, genId: string, next: NextState, previo
   const dropAudit = put("DELETE FROM audit WHERE rel = ?");
   setMeta.run("version", String(STATE_VERSION));
   setMeta.run("generation", genId);
-  if (next.code !== null) setMeta.run("code", next.code);
   if (next.base === null) db.prepare("DELETE FROM meta WHERE name = 'base'").run();
   else setMeta.run("base", next.base);
   db.exec("DELETE FROM changes");
   const putChange = put("INSERT INTO changes VALUES (?, ?)");
   for (const [rel, written] of next.changes) putChange.run(rel, written ? 1 : 0);
-  for (const [rel, entry] of next.files) if (!sameEntry(entry, previous.files.get(rel))) putFile.run(rel, ...entry);
-  for (const rel of previous.files.keys()) if (!next.files.has(rel)) dropFile.run(rel);
+  for (const [rel, entry] of next.files) if (!sameEntry(entry, previousFiles.get(rel))) putFile.run(rel, ...entry);
+  for (const rel of previousFiles.keys()) if (!next.files.has(rel)) dropFile.run(rel);
   for (const [orgId, sha] of next.pages) if (previous.pages.get(orgId) !== sha) putPages.run(orgId, sha);
   for (const orgId of previous.pages.keys()) if (!next.pages.has(orgId)) dropPages.run(orgId);
-  writePostRows(db, postRowChanges(next.posts, previous, next.code ?? ""));
+  writeOrgRows(db, next, previous);
   setMeta.run("audit_salt", next.audit.salt);
   setMeta.run("audit_secrets_key", next.audit.secretsKey);
-  const was = previous.audit?.() ?? null;
   if (was === null) db.exec("DELETE FROM audit");
   const known = was?.secretsKey === next.audit.secretsKey ? was.files : new Map<string, AuditedFile>();
   for (const [rel, audited] of next.audit.files) {

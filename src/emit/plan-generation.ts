@@ -14,8 +14,9 @@ import { lstatSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileOf, parseApiPath } from "../api-paths.js";
 import { itemFileKinds, itemRoute, ROUTES } from "../route-table.js";
-import type { CategoryRecord, PostRecord } from "../model/snapshot.js";
-import { canonicalJson } from "../render/canonical-json.js";
+import type { CategoryRecord, OrgSnapshot, PostRecord } from "../model/snapshot.js";
+import { canonicalJson, compareCodeUnits } from "../render/canonical-json.js";
+import type { PostIdentity, PreviousPosts } from "../sources/read-posts.js";
 import { categoryKeyOf, type CachedSummary, type OrgPlan } from "../render/render-org.js";
 import { readState, type BuildState, type FileEntry } from "./build-state.js";
 import { renderedBytes, sha256 } from "./file-bytes.js";
@@ -40,14 +41,40 @@ export async function readPreviousBuild(store: TreeStore, options: { verify?: bo
   return { live, state, trusted: live !== null && state.generation === live.id && options.verify !== true };
 }
 
-/** The records the live generation was built from, by file, for readPosts to reuse: none when other code parsed them. */
-export function previousRecords(previous: PreviousBuild, codeVersion: string): Map<string, PostRecord> {
-  const records = new Map<string, PostRecord>();
-  if (previous.state.code !== codeVersion) return records;
-  for (const byFile of previous.state.posts.values()) {
-    for (const [file, { key: _key, summary: _summary, ...record }] of byFile) records.set(file, record);
-  }
-  return records;
+/** What readPosts may reuse of the live generation's posts: records parsed by this code only, read one organization at a time. */
+export function previousPosts(previous: PreviousBuild, codeVersion: string): Pick<PreviousPosts, "identity" | "records"> {
+  const { state } = previous;
+  const ours = (orgId: string) => state.orgs.get(orgId)?.code === codeVersion;
+  return {
+    identity: (rel) => {
+      const stored = state.posts.get(rel);
+      return stored && ours(stored.orgId) ? stored : undefined;
+    },
+    records: (orgId) => (ours(orgId) ? state.postsOf(orgId) : new Map()),
+  };
+}
+
+/**
+ * Of everything an organization's files are made from but the clock: the
+ * code, its rows as validated, and each post's file and bytes. While it is the
+ * digest its last build recorded and no post of it is due, a build keeps the
+ * organization as it is.
+ */
+export function orgDigest(codeVersion: string, org: OrgSnapshot, posts: readonly PostIdentity[]): string {
+  const files = posts.map((p) => `${p.rel}\u0000${p.sha256}`).sort(compareCodeUnits);
+  return sha256(`${codeVersion}\u0001${JSON.stringify(org)}\u0001${files.join("\u0001")}`);
+}
+
+/**
+ * Whether an organization is as the live generation's build left it: a
+ * trusted state, the same digest, parsed by this code, and no scheduled post
+ * due at `now`.
+ */
+export function isUnchanged(previous: PreviousBuild, codeVersion: string, now: number, org: OrgSnapshot, posts: readonly PostIdentity[]): boolean {
+  const stored = previous.state.orgs.get(org.id);
+  if (!previous.trusted || stored === undefined || stored.code !== codeVersion) return false;
+  if (stored.nextPublishAt !== null && Date.parse(stored.nextPublishAt) <= now) return false;
+  return stored.digest === orgDigest(codeVersion, org, posts);
 }
 
 /** An organization-level file, rendered in memory. */
@@ -93,8 +120,12 @@ export interface GenerationPlan {
 }
 
 export interface PlanGenerationOptions {
-  /** Keep organizations not planned exactly as they are (`--org` rebuilds). */
-  carryOver: boolean;
+  /**
+   * Whether an organization not planned keeps its live files, membership and
+   * records exactly (outside an `--org` build, unchanged ones); the others
+   * disappear.
+   */
+  keep: (orgId: string) => boolean;
   /** Identifies the rendering code: a new version re-renders every post. */
   codeVersion: string;
 }
@@ -132,9 +163,9 @@ export function postKeyOf(codeVersion: string, post: PostRecord, categories: Rea
  * the contents lists are assembled from these and the changed posts' items.
  */
 export function cachedSummaries(previous: PreviousBuild, orgId: string, codeVersion: string): CachedSummary {
-  const cached = previous.state.posts.get(orgId);
+  const cached = previous.state.postsOf(orgId);
   return (post, categories) => {
-    const known = cached?.get(post.file);
+    const known = cached.get(post.file);
     return known?.summary !== undefined && known.key === postKeyOf(codeVersion, post, categories) ? known.summary : undefined;
   };
 }
@@ -143,14 +174,17 @@ export function cachedSummaries(previous: PreviousBuild, orgId: string, codeVers
 export const proxyFileOf = (orgId: string): string => fileOf({ kind: "organization", orgId });
 
 /**
- * With `carryOver`, every organization not planned keeps its live files,
- * membership and records exactly; without it, organizations not planned disappear.
+ * Every organization not planned that `keep` names keeps its live files,
+ * membership and records exactly; the others not planned disappear.
  */
 export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[], options: PlanGenerationOptions): GenerationPlan {
   const { live, state, trusted } = previous;
   const planned = new Set(plans.map((p) => p.orgId));
-  const keeps = (orgId: string) => options.carryOver && !planned.has(orgId);
-  const liveFiles = live === null ? [] : trusted ? [...state.files.keys()] : listTree(live.tree).files;
+  const keeps = (orgId: string) => !planned.has(orgId) && options.keep(orgId);
+  // Trusted, the live files are needed only to find what goes and what is carried:
+  // a build that plans nothing and drops no organization reads none of their rows.
+  const everyOrgKept = trusted && plans.length === 0 && [...state.pages.keys()].every(keeps);
+  const liveFiles = live === null || everyOrgKept ? [] : trusted ? [...state.files.keys()] : listTree(live.tree).files;
   const liveEntry = liveEntries(live, state, trusted);
 
   const owners = new Map<string, string>();
@@ -169,14 +203,14 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
       const hash = sha256(bytes);
       outputs.push({ rel, orgId: plan.orgId, bytes, sha256: hash, unchanged: liveEntry(rel)?.[0] === hash });
     }
-    const cachedPosts = state.posts.get(plan.orgId);
+    const cachedPosts = state.postsOf(plan.orgId);
     for (const post of plan.posts) {
       const rels = postRels(plan.orgId, post);
       for (const rel of rels) claim(rel, post.file);
       const key = postKeyOf(options.codeVersion, post, plan.categories);
       const reuse =
         live !== null &&
-        cachedPosts?.get(post.file)?.key === key &&
+        cachedPosts.get(post.file)?.key === key &&
         rels.every((rel) => state.files.has(rel) && liveEntry(rel)?.[0] === state.files.get(rel)![0]);
       jobs.push({ orgId: plan.orgId, post, key, rels, reuse, plan });
     }

@@ -8,9 +8,9 @@ import { openContractDatabase } from "../db/contract-schema.js";
 import type { Db } from "../db/open.js";
 import { readSnapshot, type SnapshotRead } from "../db/read-snapshot.js";
 import type { Problem, SourceWarning } from "../errors.js";
-import type { PostRecord } from "../model/snapshot.js";
+import type { OrgSnapshot } from "../model/snapshot.js";
 import { crossCheck } from "./cross-check.js";
-import { readPosts, type PostsRead } from "./read-posts.js";
+import { readPosts, type PostIdentity, type PostsRead, type PreviousPosts } from "./read-posts.js";
 
 export interface LoadSourcesOptions {
   db: string;
@@ -18,8 +18,11 @@ export interface LoadSourcesOptions {
   content?: string;
   /** Only these organizations, and only their content folders (D14). */
   orgs?: readonly string[];
-  /** Records of the previous build by file, reused while a file is unchanged. */
-  previous?: ReadonlyMap<string, PostRecord>;
+  /** What the previous build recorded of the posts: records are reused while a file's bytes are the same. */
+  previous?: Omit<PreviousPosts, "unchanged" | "candidates"> & {
+    /** Whether an organization whose every post has its stored bytes is unchanged as a whole (then it is not read). */
+    unchanged?: (org: OrgSnapshot, posts: readonly PostIdentity[]) => boolean;
+  };
   bodyBudget?: number;
 }
 
@@ -56,7 +59,15 @@ export async function loadSources<T = undefined>(
   for (const id of snapshot.missing) problems.push({ where: `--org ${id}`, message: "no organization has this id" });
   if (options.content === undefined) return { snapshot, posts: null, problems, warnings: [], extra };
 
-  const posts = await readPosts(options.content, options.orgs, { previous: options.previous, bodyBudget: options.bodyBudget });
+  const orgs = new Map(snapshot.orgs.map((org) => [org.id, org]));
+  const given = options.previous;
+  const previous: PreviousPosts | undefined = given && {
+    identity: given.identity,
+    records: given.records,
+    candidates: [...orgs.keys()],
+    unchanged: given.unchanged && ((orgId, posts) => given.unchanged!(orgs.get(orgId)!, posts)),
+  };
+  const posts = await readPosts(options.content, options.orgs, { previous, bodyBudget: options.bodyBudget });
   problems.push(...posts.problems);
   if (options.orgs === undefined) {
     for (const folder of posts.byOrg.keys()) {
@@ -65,6 +76,6 @@ export async function loadSources<T = undefined>(
       }
     }
   }
-  for (const org of snapshot.orgs) problems.push(...crossCheck(org, posts.byOrg.get(org.id) ?? []));
+  for (const org of snapshot.orgs) if (!posts.unchanged.has(org.id)) problems.push(...crossCheck(org, posts.byOrg.get(org.id) ?? []));
   return { snapshot, posts, problems, warnings: posts.warnings, extra };
 }

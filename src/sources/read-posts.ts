@@ -4,7 +4,8 @@
  * resolved, and decoded as strict UTF-8.
  *
  * Incremental builds hand in the records of the previous build: a file whose
- * identity (size, mtime, ctime, inode) is unchanged is not read again. Bodies
+ * identity (size, mtime, ctime, inode) is unchanged is not read again, and an
+ * organization whose inputs are all as they were needs no record at all. Bodies
  * are kept in memory up to a budget and read again when rendering needs them,
  * so a 100k-post organization never holds every body at once.
  */
@@ -22,8 +23,12 @@ import { parseInParallel } from "./parse-pool.js";
 export const DEFAULT_BODY_BUDGET = 64 * 1024 * 1024;
 
 export interface PostsRead {
-  /** Posts per organization folder name. */
+  /** Posts per organization folder name, but for the organizations unchanged. */
   byOrg: Map<string, PostRecord[]>;
+  /** Organizations found unchanged as a whole (PreviousPosts.unchanged): none of their posts was parsed. */
+  unchanged: Set<string>;
+  /** Posts of unchanged organizations whose file was copied anew with the same bytes, and their new fingerprint. */
+  refreshed: [file: string, fingerprint: string][];
   problems: Problem[];
   /** What a build accepts but reports: a link with another name than `*.md` that leads nowhere, a post too large for the edge. */
   warnings: SourceWarning[];
@@ -36,9 +41,31 @@ export interface PostsRead {
   threads: number;
 }
 
+/** A post file as an organization's digest sees it. */
+export interface PostIdentity {
+  rel: string;
+  sha256: string;
+}
+
+/** What the previous build recorded of the posts, read as it is needed. */
+export interface PreviousPosts {
+  /** The fingerprint and SHA-256 the stored record of a file was made from. */
+  identity: (rel: string) => { fingerprint: string; sha256: string } | undefined;
+  /** The stored records of an organization's posts, by file. */
+  records: (orgId: string) => ReadonlyMap<string, PostRecord>;
+  /**
+   * Called for each of `candidates` whose every post has the bytes of its
+   * stored record: whether the organization is unchanged as a whole. Then its
+   * posts are neither read nor parsed, and it is left out of `byOrg`.
+   */
+  unchanged?: (orgId: string, posts: readonly PostIdentity[]) => boolean;
+  /** The organizations that may be unchanged (those with a database row). */
+  candidates?: readonly string[];
+}
+
 export interface ReadPostsOptions {
-  /** Records of the previous build by file (relative path); reused while the fingerprint matches. */
-  previous?: ReadonlyMap<string, PostRecord>;
+  /** What the previous build recorded: a post is reused while its file has the same bytes. */
+  previous?: PreviousPosts;
   bodyBudget?: number;
 }
 
@@ -64,23 +91,47 @@ export async function readPosts(
   for (const id of orgIds ?? []) byOrg.set(id, []);
   const listed = listing.files;
 
-  let parsed = 0;
   let reused = 0;
   const realDirs = new Map<string, string>();
-  const results: (PostRecord | Problem[] | undefined)[] = listed.map((entry) => {
-    const previous = options.previous?.get(entry.rel);
-    if (!previous) return undefined;
-    let fingerprint = fingerprintOf(entry.stats);
+  const previous = options.previous;
+  // The fingerprint each file has now, when its bytes are those of its stored record.
+  const same: (string | undefined)[] = listed.map((entry) => {
+    const stored = previous?.identity(entry.rel);
+    if (!stored) return undefined;
+    const fingerprint = fingerprintOf(entry.stats);
+    if (stored.fingerprint === fingerprint) return fingerprint;
     // A post is its bytes: a file copied anew (a fresh checkout, an editor's
     // save of the same text) is read and hashed, and parsed only if they differ.
-    if (previous.fingerprint !== fingerprint) {
-      const now = openedNow(contentDir, realRoot, entry.rel, realDirs);
-      if (now?.sha256 !== previous.sha256) return undefined;
-      fingerprint = now.fingerprint;
-    }
+    const now = openedNow(contentDir, realRoot, entry.rel, realDirs);
+    return now?.sha256 === stored.sha256 ? now.fingerprint : undefined;
+  });
+  const orgOf = (i: number) => listed[i]!.rel.split("/")[0]!;
+  const filesOf = new Map<string, number[]>();
+  listed.forEach((_, i) => {
+    const list = filesOf.get(orgOf(i));
+    if (list) list.push(i);
+    else filesOf.set(orgOf(i), [i]);
+  });
+  const unchanged = new Set<string>();
+  const refreshed: [string, string][] = [];
+  for (const orgId of previous?.unchanged ? (previous.candidates ?? []) : []) {
+    const files = filesOf.get(orgId) ?? [];
+    if (!files.every((i) => same[i] !== undefined)) continue;
+    const identities = files.map((i) => ({ rel: listed[i]!.rel, sha256: previous!.identity(listed[i]!.rel)!.sha256 }));
+    if (!previous!.unchanged!(orgId, identities)) continue;
+    unchanged.add(orgId);
+    reused += files.length;
+    for (const i of files) if (same[i] !== previous!.identity(listed[i]!.rel)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
+  }
+  for (const orgId of unchanged) byOrg.delete(orgId);
+  const results: (PostRecord | Problem[] | null | undefined)[] = listed.map((entry, i) => {
+    if (unchanged.has(orgOf(i))) return null;
+    const fingerprint = same[i];
+    const record = fingerprint === undefined ? undefined : previous!.records(orgOf(i)).get(entry.rel);
+    if (!record) return undefined;
     reused++;
-    const { body: _body, ...record } = previous;
-    return { ...record, fingerprint };
+    const { body: _body, ...kept } = record;
+    return { ...kept, fingerprint: fingerprint! };
   });
   const toParse = results.flatMap((result, i) => (result === undefined ? [i] : []));
   const rels = toParse.map((i) => listed[i]!.rel);
@@ -93,10 +144,10 @@ export async function readPosts(
     else delete record.body;
   };
   const { results: fresh, threads } = await parseInParallel(contentDir, realRoot, rels, keepWithinBudget);
-  parsed = rels.length;
+  const parsed = rels.length;
   fresh.forEach((result, n) => (results[toParse[n]!] = result));
   results.forEach((result, i) => {
-    if (result === undefined) return;
+    if (result === undefined || result === null) return;
     if (Array.isArray(result)) {
       problems.push(...result);
       return;
@@ -108,7 +159,7 @@ export async function readPosts(
   });
   const warnings = [...listing.warnings];
   for (const file of listed) if (file.stats.size > EDGE_FILE_LIMIT) warnings.push(postFileWarning(file.rel, file.stats.size));
-  return { byOrg, problems, warnings, files: listing.found, parsed, reused, threads };
+  return { byOrg, unchanged, refreshed, problems, warnings, files: listing.found, parsed, reused, threads };
 }
 
 /** A post file as it is now, or null when it cannot be read (parsing then says why). */

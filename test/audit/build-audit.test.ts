@@ -114,7 +114,7 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
   // The build's own stages after planning, with the buggy plan.
   const store = treeStoreOf(site.out);
   const previous = await readPreviousBuild(store);
-  const plan = planGeneration(previous, plans, { carryOver: false, codeVersion: "test" });
+  const plan = planGeneration(previous, plans, { keep: () => false, codeVersion: "test" });
   const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now, previous.state.audited);
   const written = await writeGeneration(store, plan, { loadBody: (post) => loadBody(site.content, post), contentDir: site.content, inspection: audit.inspection });
   if (written.kind !== "written") throw new Error("the buggy plan must write files");

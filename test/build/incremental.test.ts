@@ -20,7 +20,8 @@ function comparableState(out: string, gen: Generation) {
   return {
     files: [...state.files].map(([rel, [sha, , , size]]) => [rel, sha, size]).sort(),
     pages: [...state.pages].sort(),
-    posts: [...state.posts].map(([orgId, byFile]) => [orgId, [...byFile].sort()]).sort(),
+    orgs: [...state.orgs].sort(),
+    posts: [...state.orgs.keys()].sort().map((orgId) => [orgId, [...state.postsOf(orgId)].sort()]),
     audit: [...(state.audit?.()?.files ?? [])].sort(),
   };
 }
@@ -68,6 +69,10 @@ describe("incremental builds", () => {
   afterEach(async () => removeDir(fx.dir));
 
   it("after any sequence of edits, an incremental build is byte-identical to a clean build", async () => {
+    // A second organization, edited now and then: most builds find it unchanged and keep it as it is.
+    const OTHER = "beta";
+    withDb(fx.db, (db) => insertOrg(db, { id: OTHER, name: "Beta", slug: "beta" }));
+    for (let i = 0; i < 4; i++) await writePost(fx.content, `${OTHER}/b${i}.md`, postMeta(`b${i}`), `Beta body ${i}.\n`);
     const random = prng(20261123);
     let next = 30;
     // Where each live post's file is now (posts move between files too).
@@ -126,6 +131,10 @@ describe("incremental builds", () => {
           await writePost(fx.content, fileOf.get(i)!, postMeta(`p${i}`, { title: `Checked out ${random()}` }));
         }
       },
+      async () => {
+        const i = Math.floor(random() * 4);
+        await writePost(fx.content, `${OTHER}/b${i}.md`, postMeta(`b${i}`, { title: `Beta ${random()}` }), `Beta body ${random()}\n`);
+      },
       // A PATCH through the write proxy between builds: the live organization file is replaced.
       () =>
         withDb(fx.db, (db) => {
@@ -145,7 +154,9 @@ describe("incremental builds", () => {
       const clean = path.join(fx.dir, `clean-${step}`);
       await buildFixture(fx, { out: clean });
       expect(await hashTree(fx.out), `step ${step}`).toBe(await hashTree(clean));
-      expect(await readPages(await liveGenerationOf(fx.out), ORG)).toEqual(await readPages(await liveGenerationOf(clean), ORG));
+      for (const orgId of [ORG, OTHER]) {
+        expect(await readPages(await liveGenerationOf(fx.out), orgId)).toEqual(await readPages(await liveGenerationOf(clean), orgId));
+      }
       // The state the next build trusts, written row by row, says what a clean build's says.
       // (A build whose bytes all came out the same keeps the live generation and its state.)
       if (report.changed) {
@@ -228,7 +239,7 @@ describe("incremental builds", () => {
   it("records parsed by other code (an upgrade) are parsed again, once", async () => {
     await buildFixture(fx);
     const file = stateFileOf(treeStoreOf(fx.out));
-    withDb(file, (db) => db.prepare("UPDATE meta SET value = 'an older cdsnap' WHERE name = 'code'").run());
+    withDb(file, (db) => db.prepare("UPDATE orgs SET code = 'an older cdsnap'").run());
     expect(await buildFixture(fx)).toMatchObject({ changed: false, postsParsed: 30, postsReused: 0 });
     expect(await buildFixture(fx)).toMatchObject({ changed: false, postsParsed: 0, postsReused: 30 });
   });

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
 import { DEMO_CONTENT } from "../fixtures/repo.js";
 import { buildFixture } from "../fixtures/build-fixture.js";
-import { storedBusiness } from "../fixtures/database.js";
+import { storedBusiness, withDb } from "../fixtures/database.js";
 import { organizationFile } from "../fixtures/tree.js";
 import { runCli } from "../fixtures/cli.js";
 import { type Served, startSite } from "../fixtures/served-site.js";
@@ -79,6 +79,8 @@ async function fileOnDisk(): Promise<Organization> {
 describe("D14 a PATCH and a build", () => {
   it("a PATCH committed after the build read its snapshot, before its swap, survives the swap", async () => {
     site = await startSite({ writeRate: 100_000 });
+    // A change for the build to publish: else it finds the organization unchanged and keeps the live tree.
+    withDb(site.db, (db) => db.prepare("UPDATE categories SET value = value || ' (renamed)' WHERE org_id = 'demo'").run());
     const { reached, open } = armGate();
     const building = buildFixture(site);
     await reached;

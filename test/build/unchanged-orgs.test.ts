@@ -1,0 +1,170 @@
+/**
+ * An organization whose inputs are all as its last build left them (its rows,
+ * its posts' files and bytes, the code, and no scheduled post due) is kept as
+ * it is: a build neither parses its posts nor plans it, and still reports it
+ * and its warnings. Whatever changes, the tree is the one a clean build makes.
+ */
+import { cp, rename, rm } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { BuildReport } from "../../src/report.js";
+import { buildFixture, makeFixture, removeDir, type Fixture } from "../fixtures/build-fixture.js";
+import { insertBlock, insertCategory, insertOrg, withDb } from "../fixtures/database.js";
+import { postMeta, writePost } from "../fixtures/posts.js";
+import { hashTree, pathExists } from "../fixtures/tree.js";
+
+const { planned, read } = vi.hoisted(() => ({ planned: [] as string[], read: [] as string[] }));
+
+vi.mock("../../src/render/render-org.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/render/render-org.js")>();
+  return {
+    ...actual,
+    planOrg: (...args: Parameters<typeof actual.planOrg>) => {
+      planned.push(args[0].id);
+      return actual.planOrg(...args);
+    },
+  };
+});
+
+vi.mock("../../src/sources/read-text.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/sources/read-text.js")>();
+  return {
+    ...actual,
+    readText: (...args: Parameters<typeof actual.readText>) => {
+      read.push(args[2]);
+      return actual.readText(...args);
+    },
+  };
+});
+
+const ORGS = ["alpha", "beta", "gamma", "delta"];
+
+function seedOrg(fx: Fixture, orgId: string): Promise<unknown> {
+  withDb(fx.db, (db) => {
+    insertOrg(db, { id: orgId, name: `Org ${orgId}`, slug: orgId });
+    insertCategory(db, orgId, { id: "c1", slug: "news", value: "News" });
+    insertBlock(db, orgId, { id: "hero", slug: "hero", fields: [{ key: "title", type: "text", value: `Hello ${orgId}` }], pages: ["home"] });
+    insertBlock(db, orgId, { id: "teaser", slug: "teaser", status: "draft", fields: [{ key: "title", type: "text", value: "Soon" }] });
+  });
+  return Promise.all(
+    Array.from({ length: 5 }, (_, i) =>
+      writePost(fx.content, `${orgId}/p${i}.md`, postMeta(`${orgId}-p${i}`, { category: i % 2 ? "news" : undefined }), `Body ${i} of ${orgId}.\n`),
+    ),
+  );
+}
+
+/** Builds, and returns the report with the organizations the build planned. */
+async function buildPlanning(fx: Fixture, options: Parameters<typeof buildFixture>[1] = {}) {
+  planned.length = 0;
+  read.length = 0;
+  const report: BuildReport = await buildFixture(fx, options);
+  return { report, planned: [...planned].sort(), read: [...new Set(read)].sort() };
+}
+
+async function expectCleanTree(fx: Fixture, name: string, options: Parameters<typeof buildFixture>[1] = {}): Promise<void> {
+  const clean = path.join(fx.dir, name);
+  await buildFixture(fx, { ...options, out: clean });
+  expect(await hashTree(fx.out)).toBe(await hashTree(clean));
+}
+
+describe("organizations whose inputs did not change", () => {
+  let fx: Fixture;
+  beforeEach(async () => {
+    fx = await makeFixture();
+    for (const orgId of ORGS) await seedOrg(fx, orgId);
+  });
+  afterEach(async () => removeDir(fx.dir));
+
+  it("are neither parsed nor planned again, and are reported as the build that made them did", async () => {
+    const full = await buildPlanning(fx);
+    expect(full.planned).toEqual([...ORGS].sort());
+
+    const noOp = await buildPlanning(fx);
+    expect(noOp.planned).toEqual([]);
+    expect(noOp.report).toMatchObject({ changed: false, generation: full.report.generation, postsParsed: 0, postsReused: 20, postsRendered: 0 });
+    expect(noOp.report.orgs).toEqual(
+      full.report.orgs.map((org) => ({ ...org, filesWritten: 0, filesUnchanged: org.filesWritten + org.filesUnchanged, filesRemoved: 0 })),
+    );
+
+    await writePost(fx.content, "beta/p2.md", postMeta("beta-p2", { title: "Edited" }), "Edited body.\n");
+    const edit = await buildPlanning(fx);
+    expect(edit.planned).toEqual(["beta"]);
+    expect(edit.report).toMatchObject({ changed: true, postsParsed: 1, postsRendered: 1 });
+    expect(edit.report.orgs.filter((org) => org.filesWritten > 0).map((org) => org.orgId)).toEqual(["beta"]);
+    await expectCleanTree(fx, "clean-edit");
+  });
+
+  it("a row change that alters no file is planned once, then the organization is unchanged again", async () => {
+    await buildFixture(fx);
+    withDb(fx.db, (db) => db.prepare("UPDATE block_fields SET value = ? WHERE org_id = 'gamma' AND block_id = 'teaser'").run(JSON.stringify("Later")));
+    const draftEdited = await buildPlanning(fx);
+    expect(draftEdited.planned).toEqual(["gamma"]);
+    expect(draftEdited.report.changed).toBe(false);
+    expect((await buildPlanning(fx)).planned).toEqual([]);
+
+    await writePost(fx.content, "delta/draft.md", postMeta("delta-draft", { status: "draft" }));
+    expect((await buildPlanning(fx)).planned).toEqual(["delta"]);
+    expect((await buildPlanning(fx)).planned).toEqual([]);
+  });
+
+  it("a fresh checkout (same bytes in new files) plans nothing, and the next build does not read the posts again", async () => {
+    await buildFixture(fx);
+    const copy = `${fx.content}.checkout`;
+    await cp(fx.content, copy, { recursive: true });
+    await rm(fx.content, { recursive: true });
+    await rename(copy, fx.content);
+    const checkout = await buildPlanning(fx);
+    expect(checkout.planned).toEqual([]);
+    expect(checkout.report).toMatchObject({ changed: false, postsParsed: 0, postsReused: 20 });
+    expect(checkout.read).toHaveLength(20);
+    // The new files' identities were recorded: the next build reads only the post edited since.
+    await writePost(fx.content, "alpha/p0.md", postMeta("alpha-p0", { title: "After checkout" }));
+    const edit = await buildPlanning(fx);
+    expect(edit.planned).toEqual(["alpha"]);
+    expect(edit.report).toMatchObject({ postsParsed: 1, postsReused: 19 });
+    expect(edit.read).toEqual(["alpha/p0.md"]);
+    await expectCleanTree(fx, "clean-checkout");
+  });
+
+  it("an organization gone from the database loses its files; one added is planned alone", async () => {
+    await buildFixture(fx);
+    withDb(fx.db, (db) => {
+      for (const table of ["block_pages", "block_fields", "blocks", "categories"]) db.prepare(`DELETE FROM ${table} WHERE org_id = 'delta'`).run();
+      db.prepare("DELETE FROM organizations WHERE id = 'delta'").run();
+    });
+    await rm(path.join(fx.content, "delta"), { recursive: true });
+    const dropped = await buildPlanning(fx);
+    expect(dropped.planned).toEqual([]);
+    expect(dropped.report.changed).toBe(true);
+    expect(dropped.report.changedPaths.removed).toContain("/api/organizations/delta/contents");
+    expect(await pathExists(path.join(fx.out, "api/organizations/delta"))).toBe(false);
+    await expectCleanTree(fx, "clean-dropped");
+
+    await seedOrg(fx, "epsilon");
+    const added = await buildPlanning(fx);
+    expect(added.planned).toEqual(["epsilon"]);
+    expect(added.report.orgs.map((org) => org.orgId).sort()).toEqual(["alpha", "beta", "epsilon", "gamma"]);
+    await expectCleanTree(fx, "clean-added");
+    expect((await buildPlanning(fx)).planned).toEqual([]);
+  });
+
+  it("a scheduled post is published by the first build at or after its time, though no input changed", async () => {
+    const now = new Date("2026-06-01T12:00:00Z");
+    await writePost(fx.content, "gamma/later.md", postMeta("gamma-later", { publishedAt: "2026-06-01T13:00:00Z" }));
+    const first = await buildPlanning(fx, { now });
+    expect(first.report.orgs.find((org) => org.orgId === "gamma")).toMatchObject({ postsScheduled: 1, nextPublishAt: "2026-06-01T13:00:00.000Z" });
+    expect(first.report.nextPublishAt).toBe("2026-06-01T13:00:00.000Z");
+
+    const before = await buildPlanning(fx, { now: new Date("2026-06-01T12:59:59Z") });
+    expect(before.planned).toEqual([]);
+    expect(before.report).toMatchObject({ changed: false, nextPublishAt: "2026-06-01T13:00:00.000Z" });
+
+    const at = new Date("2026-06-01T13:00:00Z");
+    const due = await buildPlanning(fx, { now: at });
+    expect(due.planned).toEqual(["gamma"]);
+    expect(due.report.changed).toBe(true);
+    expect(due.report.changedPaths.added).toContain("/api/organizations/gamma/contents/gamma-later");
+    expect(due.report.nextPublishAt).toBeNull();
+    await expectCleanTree(fx, "clean-due", { now: at });
+  });
+});
