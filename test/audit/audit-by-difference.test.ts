@@ -1,0 +1,179 @@
+/**
+ * The build audits its next generation by difference: files it wrote are
+ * inspected on their bytes as they are written, files it kept from the live
+ * tree reuse the facts the previous audit recorded for the same bytes (unless
+ * a secret changed), and organizations it carried are not audited again. A
+ * full audit reads every file of the tree. On trees a faulty renderer damaged
+ * at random, both must find exactly the same problems.
+ */
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { expectationsOf } from "../../src/audit/audit-inputs.js";
+import { auditTree, type AuditResult } from "../../src/audit/audit-tree.js";
+import { readSecrets } from "../../src/audit/read-secrets.js";
+import { createBuildAudit } from "../../src/audit/run-audit.js";
+import { DEMO_SECRET_VALUES } from "../../src/db/demo-seed.js";
+import { openDatabase } from "../../src/db/open.js";
+import { readSnapshot } from "../../src/db/read-snapshot.js";
+import { planGeneration, readPreviousBuild } from "../../src/emit/plan-generation.js";
+import { treeStoreOf } from "../../src/emit/tree-store.js";
+import { discardGeneration, writeGeneration } from "../../src/emit/write-generation.js";
+import { AuditFailedError, type Problem } from "../../src/errors.js";
+import type { StoredSecret } from "../../src/audit/read-secrets.js";
+import type { OrgSnapshot } from "../../src/model/snapshot.js";
+import { renderDetail, renderReferences } from "../../src/render/contents.js";
+import { planOrg, type OrgPlan, type RenderedFile } from "../../src/render/render-org.js";
+import { loadBody, readPosts, type PostsRead } from "../../src/sources/read-posts.js";
+import { buildFixture, makeFixture, removeFixture, type Fixture } from "../fixtures/build-fixture.js";
+import { hashTree } from "../fixtures/tree.js";
+
+let site: Fixture;
+const now = Date.now();
+
+beforeAll(async () => {
+  site = await makeFixture({ demo: true });
+  await buildFixture(site, { now: new Date(now) });
+});
+afterAll(async () => removeFixture(site));
+
+function prng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Round {
+  snapshot: ReturnType<typeof readSnapshot>;
+  secrets: StoredSecret[];
+  posts: PostsRead;
+}
+
+/** A JSON file of a plan, as its JSON (a canonical one parsed). */
+const jsonOf = (file: RenderedFile): unknown => ("json" in file ? structuredClone(file.json) : JSON.parse(file.canonical));
+
+/** One fault a renderer could make, applied to the plan of one organization; returns what it did, for the failure message. */
+type Damage = (plan: OrgPlan, org: OrgSnapshot, round: Round, pick: <T>(list: readonly T[]) => T) => string;
+
+const DAMAGES: Damage[] = [
+  function leakDraftPost(plan, org, round) {
+    const draft = round.posts.byOrg.get(org.id)?.find((p) => p.meta.status === "draft");
+    if (!draft) return "no draft to leak";
+    const detail = renderDetail(draft, loadBody(site.content, draft), new Map(org.categories.map((c) => [c.slug, c])));
+    plan.files.push({ route: { kind: "content", orgId: org.id, id: draft.meta.id }, json: detail });
+    plan.files.push({ route: { kind: "references", orgId: org.id, id: draft.meta.id }, json: renderReferences(detail) });
+    return `leaked draft ${draft.meta.id}`;
+  },
+  function dropFile(plan, _org, _round, pick) {
+    const file = pick(plan.files);
+    plan.files.splice(plan.files.indexOf(file), 1);
+    return `dropped ${file.route.kind}`;
+  },
+  function dropPost(plan, _org, _round, pick) {
+    if (plan.posts.length === 0) return "no post to drop";
+    const post = pick(plan.posts);
+    plan.posts.splice(plan.posts.indexOf(post), 1);
+    return `dropped the files of ${post.meta.id}`;
+  },
+  function wrongSlug(plan, _org, _round, pick) {
+    const blocks = plan.files.filter((f) => f.route.kind === "block" || f.route.kind === "blockBySlug");
+    if (blocks.length === 0) return "no block file";
+    const file = pick(blocks);
+    const json = jsonOf(file) as { slug: string };
+    json.slug = `${json.slug}-moved`;
+    plan.files[plan.files.indexOf(file)] = { route: file.route, json };
+    return `gave a ${file.route.kind} file another slug`;
+  },
+  function secretInBlock(plan, _org, _round, pick) {
+    const blocks = plan.files.filter((f) => f.route.kind === "block");
+    if (blocks.length === 0) return "no block file";
+    const file = pick(blocks);
+    const json = jsonOf(file) as { name: string };
+    json.name = `Pay with ${pick(DEMO_SECRET_VALUES)}`;
+    plan.files[plan.files.indexOf(file)] = { route: file.route, json };
+    return "put a secret into a block";
+  },
+  function listRepeatsItem(plan) {
+    const list = plan.files.find((f) => f.route.kind === "blocks");
+    if (!list) return "no blocks list";
+    const json = jsonOf(list) as { items: unknown[] };
+    if (json.items.length === 0) return "an empty blocks list";
+    json.items.push(json.items[0]);
+    plan.files[plan.files.indexOf(list)] = { route: list.route, json };
+    return "repeated an item of the blocks list";
+  },
+  function categoriesForget(plan) {
+    const list = plan.files.find((f) => f.route.kind === "categories");
+    if (!list) return "no categories list";
+    const json = jsonOf(list) as { items: unknown[] };
+    json.items.pop();
+    plan.files[plan.files.indexOf(list)] = { route: list.route, json };
+    return "left a category out";
+  },
+  function contentsForgets(plan) {
+    const list = plan.files.find((f) => f.route.kind === "contents");
+    if (!list) return "no contents list";
+    const json = jsonOf(list) as { items: unknown[] };
+    json.items.splice(0, 1);
+    plan.files[plan.files.indexOf(list)] = { route: list.route, json };
+    return "left a post out of the list";
+  },
+];
+
+const key = (p: Problem) => `${p.where}\n${p.message}`;
+
+test("on randomly damaged trees, the build's audit by difference finds exactly what a full audit finds", async () => {
+  const random = prng(20261126);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+  const liveBefore = await hashTree(site.out);
+  const store = treeStoreOf(site.out);
+  let failed = 0;
+  for (let round = 0; round < 24; round++) {
+    const db = openDatabase(site.db, { readonly: true });
+    const snapshot = readSnapshot(db);
+    const secrets = readSecrets(db);
+    db.close();
+    const posts = await readPosts(site.content);
+    const inputs: Round = { snapshot, secrets, posts };
+    // Some organizations planned, the others carried as an `--org` build carries them; the first one always planned.
+    const planned = snapshot.orgs.filter((org, i) => i === 0 || random() < 0.5);
+    const plans = planned.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], now));
+    const done: string[] = [];
+    for (let n = 1 + Math.floor(random() * 3); n > 0; n--) {
+      const i = Math.floor(random() * plans.length);
+      done.push(`${planned[i]!.id}: ${pick(DAMAGES)(plans[i]!, planned[i]!, inputs, pick)}`);
+    }
+
+    const previous = await readPreviousBuild(store);
+    const plannedIds = new Set(planned.map((org) => org.id));
+    const plan = planGeneration(previous, plans, { keep: (orgId) => !plannedIds.has(orgId), codeVersion: "test" });
+    const audit = createBuildAudit({ orgs: planned, rowIds: snapshot.rowIds }, posts.byOrg, secrets, now, previous.state.audited);
+    const written = await writeGeneration(store, plan, {
+      loadBody: (post) => loadBody(site.content, post),
+      contentDir: site.content,
+      inspection: audit.inspection,
+      force: true,
+    });
+    if (written.kind !== "written") throw new Error("a forced build makes a generation");
+    try {
+      const byDifference = await audit
+        .check(written.gen.tree, previous.state.audit?.() ?? null, written.files, written.inspected, plan.carried)
+        .then(
+          () => [] as Problem[],
+          (error: unknown) => {
+            if (!(error instanceof AuditFailedError)) throw error;
+            return error.problems;
+          },
+        );
+      const full: AuditResult = await auditTree(written.gen.tree, expectationsOf(planned, snapshot.rowIds, posts.byOrg, now), secrets);
+      expect(byDifference.map(key).sort(), `round ${round}: ${done.join("; ")}`).toEqual(full.problems.map(key).sort());
+      if (full.problems.length > 0) failed++;
+    } finally {
+      await discardGeneration(written.gen);
+    }
+  }
+  // The damage was real: most rounds made a tree no audit passes.
+  expect(failed).toBeGreaterThanOrEqual(12);
+  expect(await hashTree(site.out)).toBe(liveBefore);
+}, 120_000);
