@@ -14,7 +14,8 @@
  * The report's `phasesMs` are the stages' wall times, by these names.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { lstatSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { pathOf } from "./api-paths.js";
@@ -31,6 +32,7 @@ import {
   previousPosts,
   readPreviousBuild,
   orgOfFile,
+  proxyFileOf,
   type GenerationPlan,
   type PreviousBuild,
 } from "./emit/plan-generation.js";
@@ -111,9 +113,7 @@ async function runStages(options: BuildOptions, store: TreeStore): Promise<Build
   const audited = await stage("audit", () => audit(plan, written));
   const orgRows = storedOrgs(plan, written);
   const published = await stage("publish", () => publish(input, sources, plan, written, audited, orgRows));
-  // A swapped tree holds the kept organizations' files as they were when it was made: a PATCH may have replaced one since.
-  const reconcile = published ? [...plan.generation.pages.keys(), ...[...previous.state.pages.keys()].filter(plan.generation.keeps)] : plan.orgPlans.map((p) => p.orgId);
-  const reconciled = await stage("reconcile", () => reconcileOrganizationFiles(options.db, store, reconcile));
+  const reconciled = await stage("reconcile", () => reconcileOrganizationFiles(options.db, store, toReconcile(previous, plan, written, published)));
   return stage("announce", () => announce(input, { previous, sources, plan, written, published, reconciled }, stage));
 }
 
@@ -306,6 +306,26 @@ function bySlugIds(orgPlans: readonly OrgPlan[]): (apiPath: string) => string | 
     for (const post of plan.posts) ids.set(pathOf(itemRoute(postBySlug, plan.orgId, post.meta)), post.meta.id);
   }
   return (apiPath) => ids.get(apiPath);
+}
+
+/**
+ * The organizations whose file may be older than their row once the build is
+ * done: those it planned (rendered from its snapshot), and those it kept whose
+ * file the write proxy replaced in the live tree after it was linked into the
+ * new one (a new inode there).
+ */
+function toReconcile(previous: PreviousBuild, plan: BuildPlan, written: WriteResult, published: boolean): string[] {
+  const planned = plan.orgPlans.map((p) => p.orgId);
+  const { live } = previous;
+  if (!published || written.kind !== "written" || live === null) return planned;
+  const inode = (tree: string, rel: string) => lstatSync(path.join(tree, rel), { throwIfNoEntry: false })?.ino;
+  const replaced = [...previous.state.pages.keys()].filter((orgId) => {
+    if (!plan.generation.keeps(orgId)) return false;
+    const rel = proxyFileOf(orgId);
+    const before = inode(live.tree, rel);
+    return before === undefined || before !== inode(written.gen.tree, rel);
+  });
+  return [...planned, ...replaced];
 }
 
 type StageTimer = ReturnType<typeof stageTimer>;

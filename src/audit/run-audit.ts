@@ -6,6 +6,7 @@
 import { randomBytes, scrypt } from "node:crypto";
 import { lstat, realpath, stat } from "node:fs/promises";
 import path from "node:path";
+import { routeOfFile } from "../api-paths.js";
 import { AuditFailedError, UsageError } from "../errors.js";
 import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { expectationsOf, readAuditInputs } from "./audit-inputs.js";
@@ -96,10 +97,15 @@ export function createBuildAudit(
       const reuse = previous && !changed ? previous.files : undefined;
       const kept = new Map<string, AuditedFile>();
       if (reuse) {
+        // A carried file whose bytes changed since (the write proxy replaced an organization file) is
+        // inspected, and the rules across files run again over its whole organization.
+        const changedOrgs = new Set<string>();
         for (const rel of carried) {
           const known = reuse.get(rel);
           if (known && known.sha256 === sha256Of(rel)) kept.set(rel, known);
+          else changedOrgs.add(routeOfFile(rel)?.orgId ?? "");
         }
+        for (const [rel, known] of kept) if (changedOrgs.has(known.facts.route.orgId)) kept.delete(rel);
       }
       const audited = [...files.keys()].filter((rel) => !kept.has(rel));
       const result = await auditTree(tree, expectations, secrets, { inspected, previous: reuse, sha256Of, files: audited });

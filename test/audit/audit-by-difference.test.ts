@@ -137,7 +137,7 @@ test("on randomly damaged trees, the build's audit by difference finds exactly w
     const posts = await readPosts(site.content);
     const inputs: Round = { snapshot, secrets, posts };
     // Some organizations planned, the others carried as an `--org` build carries them; the first one always planned.
-    const planned = snapshot.orgs.filter((org, i) => i === 0 || random() < 0.5);
+    const planned = snapshot.orgs.filter((_org, i) => i === 0 || random() < 0.5);
     const plans = planned.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], now));
     const done: string[] = [];
     for (let n = 1 + Math.floor(random() * 3); n > 0; n--) {

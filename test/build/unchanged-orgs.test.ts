@@ -4,9 +4,11 @@
  * it is: a build neither parses its posts nor plans it, and still reports it
  * and its warnings. Whatever changes, the tree is the one a clean build makes.
  */
-import { cp, rename, rm } from "node:fs/promises";
+import { cp, readFile, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { refreshOrganizationFiles } from "../../src/emit/organization-file.js";
+import { treeStoreOf } from "../../src/emit/tree-store.js";
 import type { BuildReport } from "../../src/report.js";
 import { buildFixture, makeFixture, removeDir, type Fixture } from "../fixtures/build-fixture.js";
 import { insertBlock, insertCategory, insertOrg, withDb } from "../fixtures/database.js";
@@ -146,6 +148,43 @@ describe("organizations whose inputs did not change", () => {
     expect(added.report.orgs.map((org) => org.orgId).sort()).toEqual(["alpha", "beta", "epsilon", "gamma"]);
     await expectCleanTree(fx, "clean-added");
     expect((await buildPlanning(fx)).planned).toEqual([]);
+  });
+
+  it("a PATCH that replaces a kept organization's file while the build writes survives the swap (D14)", async () => {
+    await buildFixture(fx);
+    withDb(fx.db, (db) => db.prepare("UPDATE organizations SET name = 'Alpha, renamed' WHERE id = 'alpha'").run());
+    let landed = false;
+    // Called once the next generation holds its copy of the live tree: the write proxy commits and replaces beta's file now.
+    const onProgress = () => {
+      if (landed) return;
+      landed = true;
+      withDb(fx.db, (db) => {
+        db.prepare("UPDATE organizations SET business_description = 'Landed mid-build' WHERE id = 'beta'").run();
+        refreshOrganizationFiles(db, treeStoreOf(fx.out), ["beta"]);
+      });
+    };
+    const built = await buildPlanning(fx, { onProgress });
+    expect(landed).toBe(true);
+    expect(built.planned).toEqual(["alpha"]);
+    expect(built.report.changedPaths.changed).toContain("/api/organizations/beta/organization");
+    const beta = JSON.parse(await readFile(path.join(fx.out, "api/organizations/beta/organization.json"), "utf8")) as { businessDescription: string };
+    expect(beta.businessDescription).toBe("Landed mid-build");
+    await expectCleanTree(fx, "clean-patched");
+  });
+
+  it("an --org build after a PATCH replaced another organization's file audits that organization again, and passes", async () => {
+    await buildFixture(fx);
+    withDb(fx.db, (db) => {
+      db.prepare("UPDATE organizations SET business_description = 'Patched between builds' WHERE id = 'beta'").run();
+      refreshOrganizationFiles(db, treeStoreOf(fx.out), ["beta"]);
+    });
+    await writePost(fx.content, "alpha/p1.md", postMeta("alpha-p1", { title: "Edited for --org" }));
+    const built = await buildPlanning(fx, { orgs: ["alpha"] });
+    expect(built.planned).toEqual(["alpha"]);
+    expect(built.report.changed).toBe(true);
+    const beta = JSON.parse(await readFile(path.join(fx.out, "api/organizations/beta/organization.json"), "utf8")) as { businessDescription: string };
+    expect(beta.businessDescription).toBe("Patched between builds");
+    await expectCleanTree(fx, "clean-org");
   });
 
   it("a scheduled post is published by the first build at or after its time, though no input changed", async () => {
