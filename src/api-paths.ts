@@ -118,3 +118,13 @@ export function routeOfFile(file: string): Route | null {
   const route = parseApiPath(`/${file.slice(0, -".json".length)}`);
   return route && ROUTES[route.kind].access === "read" ? route : null;
 }
+
+const ORGS_FOLDER = "api/organizations/";
+
+/** The folder of the tree that holds every file of an organization (fileOf puts each one there). */
+export const orgFolderOf = (orgId: string): string => `${ORGS_FOLDER}${orgId}/`;
+
+/** The organization whose folder holds a tree file, read off its path. */
+export function orgInFolder(rel: string): string {
+  return rel.slice(ORGS_FOLDER.length, rel.indexOf("/", ORGS_FOLDER.length));
+}

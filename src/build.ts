@@ -20,7 +20,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { pathOf } from "./api-paths.js";
 import { readSecrets } from "./audit/read-secrets.js";
-import { createBuildAudit, secretsKeyFor } from "./audit/run-audit.js";
+import { createBuildAudit, recordedAudit, secretsKeyFor } from "./audit/run-audit.js";
 import { needlesOf, redactSecrets } from "./audit/scan-secrets.js";
 import type { AuditState, StoredOrg } from "./emit/build-state.js";
 import { writeEdgeDocumentOf } from "./edge/publish-document.js";
@@ -195,8 +195,7 @@ async function audit(plan: BuildPlan, written: WriteResult): Promise<AuditState 
   if (written.kind === "unchanged") return null;
   const { previous } = plan.generation;
   const { gen, files, inspected } = written;
-  const recorded = previous.trusted ? (previous.state.audit?.() ?? null) : null;
-  return plan.audit.check(gen.tree, recorded, files, inspected, plan.generation.carried).catch(async (error: unknown) => {
+  return plan.audit.check(gen.tree, recordedAudit(previous, files), files, inspected, plan.generation.carried).catch(async (error: unknown) => {
     await discardGeneration(gen);
     throw error;
   });

@@ -1,6 +1,6 @@
 /** The one mapping from API path to file: round trips, reserved words, no collisions. */
 import { describe, expect, test } from "vitest";
-import { fileOf, parseApiPath, pathOf, routeOfFile, type Route } from "../src/api-paths.js";
+import { fileOf, orgFolderOf, orgInFolder, parseApiPath, pathOf, routeOfFile, type Route } from "../src/api-paths.js";
 
 const ORG = "demo";
 
@@ -35,6 +35,18 @@ describe("api paths", () => {
       expect(parseApiPath(pathOf(route))).toEqual(route);
       expect(routeOfFile(fileOf(route))).toEqual(route);
     }
+  });
+
+  test("every file of an organization lies in its folder, and the folder names the organization", () => {
+    for (const orgId of [ORG, "a", "acme-2", "org_9"]) {
+      for (const route of trickyRoutes()) {
+        const file = fileOf({ ...route, orgId });
+        expect(file.startsWith(orgFolderOf(orgId))).toBe(true);
+        expect(orgInFolder(file)).toBe(orgId);
+      }
+    }
+    // A folder is never the prefix of another organization's.
+    expect(fileOf({ kind: "blocks", orgId: "ab" }).startsWith(orgFolderOf("a"))).toBe(false);
   });
 
   test("ids `references` and slugs `by-slug` and `references` land on distinct files", () => {

@@ -6,12 +6,13 @@
 import { randomBytes, scrypt } from "node:crypto";
 import { lstat, realpath, stat } from "node:fs/promises";
 import path from "node:path";
-import { routeOfFile } from "../api-paths.js";
 import { AuditFailedError, UsageError } from "../errors.js";
 import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { expectationsOf, readAuditInputs } from "./audit-inputs.js";
 import { auditTree, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
+import { orgInFolder } from "../api-paths.js";
 import type { AuditedFile, AuditState, FileEntry, SecretsKey } from "../emit/build-state.js";
+import type { PreviousBuild } from "../emit/plan-generation.js";
 import { needlesOf, redactSecrets } from "./scan-secrets.js";
 import type { StoredSecret } from "./read-secrets.js";
 
@@ -87,46 +88,64 @@ export function createBuildAudit(
      */
     async check(
       tree: string,
-      previous: AuditState | null,
+      previous: RecordedAudit | null,
       files: ReadonlyMap<string, FileEntry>,
       inspected: ReadonlyMap<string, Inspected>,
       carried: readonly string[] = [],
     ): Promise<AuditState> {
       const sha256Of = (rel: string) => files.get(rel)?.[0];
       const changed = await secretsChanged();
-      const reuse = previous && !changed ? previous.files : undefined;
-      const kept = new Map<string, AuditedFile>();
-      if (reuse) {
+      const reusable = previous !== null && !changed;
+      const kept = new Set<string>();
+      if (reusable) {
         // A carried file whose bytes changed since (the write proxy replaced an organization file) is
         // inspected, and the rules across files run again over its whole organization.
         const changedOrgs = new Set<string>();
         for (const rel of carried) {
-          const known = reuse.get(rel);
-          if (known && known.sha256 === sha256Of(rel)) kept.set(rel, known);
-          else changedOrgs.add(routeOfFile(rel)?.orgId ?? "");
+          if (previous.unchangedSinceAudit(rel)) kept.add(rel);
+          else changedOrgs.add(orgInFolder(rel));
         }
-        for (const [rel, known] of kept) if (changedOrgs.has(known.facts.route.orgId)) kept.delete(rel);
+        for (const rel of kept) if (changedOrgs.has(orgInFolder(rel))) kept.delete(rel);
       }
       const audited = [...files.keys()].filter((rel) => !kept.has(rel));
+      // The recorded facts of the organizations audited, only: a carried organization's are never read.
+      const reuse = reusable ? previous.facts(new Set(audited.map(orgInFolder))) : undefined;
       const result = await auditTree(tree, expectations, secrets, { inspected, previous: reuse, sha256Of, files: audited });
       if (!result.ok) {
         // A file with the bytes the live generation was audited with, failing now: the live tree holds it too.
-        const liveHoldsOne =
-          changed &&
-          result.problems.some((p) => {
-            const live = previous?.files.get(p.where);
-            return live !== undefined && live.sha256 === sha256Of(p.where);
-          });
+        const recorded = changed && previous ? previous.facts(new Set(result.problems.map((p) => orgInFolder(p.where)))) : undefined;
+        const liveHoldsOne = result.problems.some((p) => {
+          const live = recorded?.get(p.where);
+          return live !== undefined && live.sha256 === sha256Of(p.where);
+        });
         throw new AuditFailedError(result.problems, liveHoldsOne);
       }
-      const facts: AuditState["files"] = new Map(kept);
+      const facts: AuditState["files"] = new Map();
       for (const fileFacts of result.facts) {
         const sha256 = sha256Of(fileFacts.rel);
         if (sha256) facts.set(fileFacts.rel, { sha256, facts: fileFacts });
       }
-      return { salt, secretsKey: await secretsKey, files: facts };
+      return { salt, secretsKey: await secretsKey, files: facts, whole: kept.size === 0 };
     },
   };
+}
+
+/** What the live generation's audit recorded, for a build that may reuse it. */
+export interface RecordedAudit {
+  /** The recorded facts of the files of these organizations. */
+  facts: (orgIds: Iterable<string>) => ReadonlyMap<string, AuditedFile>;
+  /** Whether a carried file has the bytes it had when its facts were recorded. */
+  unchangedSinceAudit: (rel: string) => boolean;
+}
+
+/**
+ * What the live generation's audit recorded, when its state is trusted: then
+ * every file the state lists has facts recorded for the bytes it lists.
+ */
+export function recordedAudit(previous: PreviousBuild, files: ReadonlyMap<string, FileEntry>): RecordedAudit | null {
+  const { state } = previous;
+  if (!previous.trusted || state.audited === null) return null;
+  return { facts: state.auditOf, unchangedSinceAudit: (rel) => state.files.get(rel)?.[0] === files.get(rel)?.[0] };
 }
 
 export interface SecretsKeyFor {

@@ -50,8 +50,7 @@ export function needlesOf(secrets: readonly StoredSecret[]): Needles {
  */
 export function scanForSecrets(where: string, bytes: Buffer, needles: readonly SecretNeedle[], inPath = false): Problem[] {
   const found = new Map<string, { orgId: string; name: string; forms: string[] }>();
-  for (const n of needles) {
-    if (bytes.indexOf(n.bytes) === -1) continue;
+  for (const n of finderOf(needles)(bytes)) {
     const key = `${n.orgId}\0${n.name}`;
     const entry = found.get(key) ?? { orgId: n.orgId, name: n.name, forms: [] };
     entry.forms.push(n.form);
@@ -64,6 +63,59 @@ export function scanForSecrets(where: string, bytes: Buffer, needles: readonly S
       `(${f.forms.join(" and ")}); a secret must never be published: remove it from the source that produced ` +
       "this file, rebuild, and rotate the secret",
   }));
+}
+
+/** Below this many needles, the native search once per needle is faster than one pass for all. */
+const ONE_PASS_FROM = 8;
+
+type Finder = (bytes: Buffer) => readonly SecretNeedle[];
+const finders = new WeakMap<readonly SecretNeedle[], Finder>();
+
+/**
+ * The needles a buffer holds, in their order. With many (every organization's
+ * secrets, searched in every file of a tree) they are found in one pass over
+ * the bytes, whatever their number: a table of the needles' first four bytes
+ * (each needle has at least six) turns almost every position away with one
+ * read, and only a position whose four bytes begin a needle is compared in full.
+ * Searching once per needle made a 500-organization build spend three
+ * quarters of its time here.
+ */
+function finderOf(needles: readonly SecretNeedle[]): Finder {
+  let finder = finders.get(needles);
+  if (finder) return finder;
+  if (needles.length < ONE_PASS_FROM || needles.some((n) => n.bytes.length < 4)) {
+    finder = (bytes) => needles.filter((n) => bytes.indexOf(n.bytes) !== -1);
+  } else {
+    const byPrefix = new Map<number, SecretNeedle[]>();
+    const seen = new Uint8Array(1 << 16);
+    for (const n of needles) {
+      const key = prefixAt(n.bytes, 0);
+      byPrefix.set(key, [...(byPrefix.get(key) ?? []), n]);
+      seen[slotOf(key)] = 1;
+    }
+    finder = (bytes) => {
+      const found = new Set<SecretNeedle>();
+      const last = bytes.length - 4;
+      let key = last < 0 ? 0 : prefixAt(bytes, 0);
+      for (let i = 0; i <= last; i++) {
+        if (i > 0) key = ((key << 8) | bytes[i + 3]!) >>> 0;
+        if (seen[slotOf(key)] === 0) continue;
+        for (const n of byPrefix.get(key) ?? []) if (!found.has(n) && startsAt(bytes, i, n.bytes)) found.add(n);
+      }
+      return needles.filter((n) => found.has(n));
+    };
+  }
+  finders.set(needles, finder);
+  return finder;
+}
+
+const prefixAt = (bytes: Uint8Array, i: number) => ((bytes[i]! << 24) | (bytes[i + 1]! << 16) | (bytes[i + 2]! << 8) | bytes[i + 3]!) >>> 0;
+const slotOf = (key: number) => (key ^ (key >>> 16)) & 0xffff;
+
+function startsAt(bytes: Uint8Array, at: number, needle: Uint8Array): boolean {
+  if (at + needle.length > bytes.length) return false;
+  for (let j = 4; j < needle.length; j++) if (bytes[at + j] !== needle[j]) return false;
+  return true;
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

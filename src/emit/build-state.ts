@@ -18,6 +18,7 @@ import Database from "better-sqlite3";
 import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
 import type { FileFacts } from "../audit/tree-rules.js";
+import { orgFolderOf, orgInFolder } from "../api-paths.js";
 import type { PostRecord } from "../model/snapshot.js";
 import type { OrgCounts } from "../render/render-org.js";
 import type { Generation, TreeStore } from "./tree-store.js";
@@ -78,7 +79,13 @@ export interface SecretsKey {
 }
 
 export interface AuditState extends SecretsKey {
+  /** The facts of every file the audit looked at. */
   files: Map<string, AuditedFile>;
+  /**
+   * Whether it looked at every file of the tree. Otherwise the files it did
+   * not look at keep the facts recorded before (their bytes are the same).
+   */
+  whole: boolean;
 }
 
 export interface BuildState {
@@ -103,8 +110,8 @@ export interface BuildState {
   readonly files: Map<string, FileEntry>;
   /** The secrets the live generation was audited against: a build that changes no byte still audits when they changed. */
   audited: SecretsKey | null;
-  /** The audit's record, read on the first call (later calls return the same); null when there is none. */
-  audit: (() => AuditState | null) | null;
+  /** The audit's facts of the files of these organizations, read on the first call for each. */
+  auditOf: (orgIds: Iterable<string>) => ReadonlyMap<string, AuditedFile>;
 }
 
 export const emptyState = (): BuildState => ({
@@ -117,7 +124,7 @@ export const emptyState = (): BuildState => ({
   postsOf: () => new Map(),
   files: new Map(),
   audited: null,
-  audit: null,
+  auditOf: () => new Map(),
 });
 
 /**
@@ -143,19 +150,20 @@ export type KeptState = Pick<NextState, "orgs" | "posts" | "refreshed">;
 
 const STATE_FILE = "state.sqlite";
 /** Bumped whenever a table or a stored JSON shape changes: an older file then reads as empty. */
-const STATE_VERSION = 4;
+const STATE_VERSION = 5;
 
 // Records and facts are rowid tables: their rows (a kilobyte, a megabyte for a
 // long list's facts) would fill a WITHOUT ROWID table's pages a third full.
-// The posts' identities are read from an index that covers them: a build that
-// finds nothing changed reads none of the records' pages.
+// The posts' identities have a narrow table of their own: a build that finds
+// nothing changed reads no record's page, and one after a fresh checkout
+// rewrites only these rows.
 const SCHEMA = `
   CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE files (rel TEXT PRIMARY KEY, sha256 TEXT NOT NULL, ino INTEGER NOT NULL, mtime_ms REAL NOT NULL, size INTEGER NOT NULL) WITHOUT ROWID;
   CREATE TABLE pages (org_id TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE orgs (org_id TEXT PRIMARY KEY, digest TEXT NOT NULL, code TEXT NOT NULL, report TEXT NOT NULL) WITHOUT ROWID;
-  CREATE TABLE posts (file TEXT NOT NULL UNIQUE, org_id TEXT NOT NULL, fingerprint TEXT NOT NULL, sha256 TEXT NOT NULL, record TEXT NOT NULL);
-  CREATE INDEX posts_identity ON posts (org_id, file, fingerprint, sha256);
+  CREATE TABLE post_ids (org_id TEXT NOT NULL, file TEXT NOT NULL, fingerprint TEXT NOT NULL, sha256 TEXT NOT NULL, PRIMARY KEY (org_id, file)) WITHOUT ROWID;
+  CREATE TABLE posts (file TEXT NOT NULL UNIQUE, record TEXT NOT NULL);
   CREATE TABLE audit (rel TEXT NOT NULL UNIQUE, sha256 TEXT NOT NULL, facts TEXT NOT NULL);
   CREATE TABLE changes (rel TEXT PRIMARY KEY, written INTEGER NOT NULL) WITHOUT ROWID;
 `;
@@ -188,7 +196,7 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
     for (const [orgId, digest, code, report] of db.prepare("SELECT * FROM orgs").raw().iterate() as Iterable<[string, string, string, string]>) {
       state.orgs.set(orgId, { digest, code, ...(JSON.parse(report) as Omit<StoredOrg, "digest" | "code">) });
     }
-    for (const [f, orgId, fingerprint, sha256] of db.prepare("SELECT file, org_id, fingerprint, sha256 FROM posts").raw().iterate() as Iterable<[string, string, string, string]>) {
+    for (const [f, orgId, fingerprint, sha256] of db.prepare("SELECT file, org_id, fingerprint, sha256 FROM post_ids").raw().iterate() as Iterable<[string, string, string, string]>) {
       state.posts.set(f, { orgId, fingerprint, sha256 });
     }
     const byOrg = new Map<string, Map<string, CachedPost>>();
@@ -201,11 +209,15 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
     Object.defineProperty(state, "files", { get: () => (files ??= readFiles(file)) });
     const salt = meta.get("audit_salt");
     const secretsKey = meta.get("audit_secrets_key");
-    if (salt !== undefined && secretsKey !== undefined) {
-      state.audited = { salt, secretsKey };
-      let audit: AuditState | null | undefined;
-      state.audit = () => (audit === undefined ? (audit = readAudit(file, salt, secretsKey)) : audit);
-    }
+    if (salt !== undefined && secretsKey !== undefined) state.audited = { salt, secretsKey };
+    const facts = new Map<string, AuditedFile>();
+    const factsRead = new Set<string>();
+    state.auditOf = (orgIds) => {
+      const unread = [...new Set(orgIds)].filter((orgId) => !factsRead.has(orgId));
+      if (unread.length > 0) readAuditOf(file, unread, facts);
+      for (const orgId of unread) factsRead.add(orgId);
+      return facts;
+    };
     return state;
   } catch {
     return emptyState();
@@ -218,7 +230,10 @@ function readPostRecords(file: string, orgId: string): Map<string, CachedPost> {
   const db = openReadOnly(file);
   try {
     const records = new Map<string, CachedPost>();
-    const rows = db.prepare("SELECT file, fingerprint, sha256, record FROM posts WHERE org_id = ?").raw().iterate(orgId) as Iterable<[string, string, string, string]>;
+    const rows = db
+      .prepare("SELECT file, fingerprint, sha256, record FROM post_ids JOIN posts USING (file) WHERE org_id = ?")
+      .raw()
+      .iterate(orgId) as Iterable<[string, string, string, string]>;
     for (const [f, fingerprint, sha256, record] of rows) {
       records.set(f, { ...(JSON.parse(record) as Omit<CachedPost, "fingerprint" | "sha256">), fingerprint, sha256 });
     }
@@ -241,19 +256,20 @@ function readFiles(file: string): Map<string, FileEntry> {
   }
 }
 
-function readAudit(file: string, salt: string, secretsKey: string): AuditState | null {
-  let db: Database.Database | undefined;
+/** Adds the audit's facts of these organizations' files to `into`; read by key range, never the whole table. */
+function readAuditOf(file: string, orgIds: readonly string[], into: Map<string, AuditedFile>): void {
+  const db = openReadOnly(file);
   try {
-    db = openReadOnly(file);
-    const files = new Map<string, AuditedFile>();
-    for (const [rel, sha256, facts] of db.prepare("SELECT rel, sha256, facts FROM audit").raw().iterate() as Iterable<[string, string, string]>) {
-      files.set(rel, { sha256, facts: JSON.parse(facts) as FileFacts });
+    const rows = db.prepare("SELECT rel, sha256, facts FROM audit WHERE rel >= ? AND rel < ?").raw();
+    for (const orgId of orgIds) {
+      const folder = orgFolderOf(orgId);
+      // "/" + 1 is "0": the range holds exactly the paths under the folder.
+      for (const [rel, sha256, facts] of rows.iterate(folder, `${folder.slice(0, -1)}0`) as Iterable<[string, string, string]>) {
+        into.set(rel, { sha256, facts: JSON.parse(facts) as FileFacts });
+      }
     }
-    return { salt, secretsKey, files };
-  } catch {
-    return null;
   } finally {
-    db?.close();
+    db.close();
   }
 }
 
@@ -293,7 +309,6 @@ export async function writeState(
   const fresh = previous.generation === null;
   // Read before the file is replaced: the rows this write compares against.
   const previousFiles = fresh ? new Map<string, FileEntry>() : previous.files;
-  const was = fresh ? null : (previous.audit?.() ?? null);
   // readState found no rows of the live generation (none, stale, damaged, older format): start a new file.
   // Under the build lock nothing else writes the file between that read and this write.
   if (fresh) for (const suffix of ["", "-journal"]) rmSync(`${file}${suffix}`, { force: true });
@@ -302,7 +317,7 @@ export async function writeState(
     db.exec("BEGIN IMMEDIATE");
     try {
       if (fresh) db.exec(SCHEMA);
-      writeRows(db, genId, next, previous, previousFiles, was);
+      writeRows(db, genId, next, previous, previousFiles);
       await publish();
       db.exec("COMMIT");
     } catch (error) {
@@ -335,7 +350,9 @@ export function refreshState(store: Pick<TreeStore, "stateDir">, previous: Build
  */
 function writeOrgRows(db: Database.Database, next: KeptState & { dropped?: readonly string[] }, previous: BuildState): void {
   const putOrg = db.prepare("INSERT OR REPLACE INTO orgs VALUES (?, ?, ?, ?)");
-  const putPost = db.prepare("INSERT OR REPLACE INTO posts VALUES (?, ?, ?, ?, ?)");
+  const putId = db.prepare("INSERT OR REPLACE INTO post_ids VALUES (?, ?, ?, ?)");
+  const putPost = db.prepare("INSERT OR REPLACE INTO posts VALUES (?, ?)");
+  const dropId = db.prepare("DELETE FROM post_ids WHERE org_id = ? AND file = ?");
   const dropPost = db.prepare("DELETE FROM posts WHERE file = ?");
   for (const [orgId, { digest, code, ...report }] of next.orgs) {
     const stored = previous.orgs.get(orgId);
@@ -349,16 +366,23 @@ function writeOrgRows(db: Database.Database, next: KeptState & { dropped?: reado
     for (const [f, post] of byFile) {
       if (!samePost(post, before.get(f))) {
         const { fingerprint, sha256, ...record } = post;
-        putPost.run(f, orgId, fingerprint, sha256, JSON.stringify(record));
+        putId.run(orgId, f, fingerprint, sha256);
+        putPost.run(f, JSON.stringify(record));
       }
     }
   }
-  const refresh = db.prepare("UPDATE posts SET fingerprint = ? WHERE file = ?");
-  for (const [f, fingerprint] of next.refreshed) refresh.run(fingerprint, f);
+  const refresh = db.prepare("UPDATE post_ids SET fingerprint = ? WHERE org_id = ? AND file = ?");
+  for (const [f, fingerprint] of next.refreshed) refresh.run(fingerprint, previous.posts.get(f)!.orgId, f);
   // Posts gone from a planned organization, and every row of an organization gone.
-  for (const [f, { orgId }] of previous.posts) if (next.posts.get(orgId)?.has(f) === false) dropPost.run(f);
+  for (const [f, { orgId }] of previous.posts) {
+    if (next.posts.get(orgId)?.has(f) === false) {
+      dropId.run(orgId, f);
+      dropPost.run(f);
+    }
+  }
   for (const orgId of next.dropped ?? []) {
-    db.prepare("DELETE FROM posts WHERE org_id = ?").run(orgId);
+    db.prepare("DELETE FROM posts WHERE file IN (SELECT file FROM post_ids WHERE org_id = ?)").run(orgId);
+    db.prepare("DELETE FROM post_ids WHERE org_id = ?").run(orgId);
     db.prepare("DELETE FROM orgs WHERE org_id = ?").run(orgId);
   }
 }
@@ -371,7 +395,6 @@ function writeRows(
   next: NextState,
   previous: BuildState,
   previousFiles: ReadonlyMap<string, FileEntry>,
-  was: AuditState | null,
 ): void {
   const put = (sql: string) => db.prepare(sql);
   const setMeta = put("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)");
@@ -379,8 +402,6 @@ function writeRows(
   const dropFile = put("DELETE FROM files WHERE rel = ?");
   const putPages = put("INSERT OR REPLACE INTO pages VALUES (?, ?)");
   const dropPages = put("DELETE FROM pages WHERE org_id = ?");
-  const putAudit = put("INSERT OR REPLACE INTO audit VALUES (?, ?, ?)");
-  const dropAudit = put("DELETE FROM audit WHERE rel = ?");
   setMeta.run("version", String(STATE_VERSION));
   setMeta.run("generation", genId);
   if (next.base === null) db.prepare("DELETE FROM meta WHERE name = 'base'").run();
@@ -395,11 +416,22 @@ function writeRows(
   writeOrgRows(db, next, previous);
   setMeta.run("audit_salt", next.audit.salt);
   setMeta.run("audit_secrets_key", next.audit.secretsKey);
-  if (was === null) db.exec("DELETE FROM audit");
-  const known = was?.secretsKey === next.audit.secretsKey ? was.files : new Map<string, AuditedFile>();
-  for (const [rel, audited] of next.audit.files) {
+  writeAuditRows(db, next, previous);
+}
+
+/**
+ * The audit's facts: all of them anew after an audit of every file; else
+ * those that differ among the files it looked at, and none of the files gone.
+ */
+function writeAuditRows(db: Database.Database, next: NextState, previous: BuildState): void {
+  const putAudit = db.prepare("INSERT OR REPLACE INTO audit VALUES (?, ?, ?)");
+  const dropAudit = db.prepare("DELETE FROM audit WHERE rel = ?");
+  const { files, whole } = next.audit;
+  if (whole) db.exec("DELETE FROM audit");
+  const known = whole ? new Map<string, AuditedFile>() : previous.auditOf([...new Set([...files.keys()].map(orgInFolder))]);
+  for (const [rel, audited] of files) {
     const old = known.get(rel);
     if (old?.sha256 !== audited.sha256 || old.facts !== audited.facts) putAudit.run(rel, audited.sha256, JSON.stringify(audited.facts));
   }
-  for (const rel of was?.files.keys() ?? []) if (!next.audit.files.has(rel)) dropAudit.run(rel);
+  if (!whole) for (const [rel, written] of next.changes) if (!written) dropAudit.run(rel);
 }

@@ -12,7 +12,7 @@
  */
 import { lstatSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { fileOf, parseApiPath } from "../api-paths.js";
+import { fileOf, orgInFolder, parseApiPath } from "../api-paths.js";
 import { itemFileKinds, itemRoute, ROUTES } from "../route-table.js";
 import type { CategoryRecord, OrgSnapshot, PostRecord } from "../model/snapshot.js";
 import { canonicalJson, compareCodeUnits } from "../render/canonical-json.js";
@@ -184,7 +184,7 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
   // Trusted, the live files are needed only to find what goes and what is carried:
   // a build that plans nothing and drops no organization reads none of their rows.
   const everyOrgKept = trusted && plans.length === 0 && [...state.pages.keys()].every(keeps);
-  const liveFiles = live === null || everyOrgKept ? [] : trusted ? [...state.files.keys()] : listTree(live.tree).files;
+  const liveFiles: Iterable<string> = live === null || everyOrgKept ? [] : trusted ? state.files.keys() : listTree(live.tree).files;
   const liveEntry = liveEntries(live, state, trusted);
 
   const owners = new Map<string, string>();
@@ -218,11 +218,16 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
 
   const removed: string[] = [];
   const carried: string[] = [];
-  for (const rel of liveFiles) {
-    if (owners.has(rel)) continue;
+  // Trusted, every file is one a build wrote, in its organization's folder.
+  const kept = (rel: string): boolean => {
+    if (trusted) return keeps(orgInFolder(rel));
     const route = parseApiPath(apiPathOfFile(rel));
     // A stray file in a tree that is not trusted (put there by hand) goes, whatever organization it names.
-    (route && ROUTES[route.kind].access === "read" && keeps(route.orgId) ? carried : removed).push(rel);
+    return route !== null && ROUTES[route.kind].access === "read" && keeps(route.orgId);
+  };
+  for (const rel of liveFiles) {
+    if (owners.has(rel)) continue;
+    (kept(rel) ? carried : removed).push(rel);
   }
   const pages = new Map(plans.map((p) => [p.orgId, canonicalJson(p.pages)]));
   const pagesChanged =

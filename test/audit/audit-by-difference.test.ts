@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { expectationsOf } from "../../src/audit/audit-inputs.js";
 import { auditTree, type AuditResult } from "../../src/audit/audit-tree.js";
 import { readSecrets } from "../../src/audit/read-secrets.js";
-import { createBuildAudit } from "../../src/audit/run-audit.js";
+import { createBuildAudit, recordedAudit } from "../../src/audit/run-audit.js";
 import { DEMO_SECRET_VALUES } from "../../src/db/demo-seed.js";
 import { openDatabase } from "../../src/db/open.js";
 import { readSnapshot } from "../../src/db/read-snapshot.js";
@@ -158,7 +158,7 @@ test("on randomly damaged trees, the build's audit by difference finds exactly w
     if (written.kind !== "written") throw new Error("a forced build makes a generation");
     try {
       const byDifference = await audit
-        .check(written.gen.tree, previous.state.audit?.() ?? null, written.files, written.inspected, plan.carried)
+        .check(written.gen.tree, recordedAudit(previous, written.files), written.files, written.inspected, plan.carried)
         .then(
           () => [] as Problem[],
           (error: unknown) => {

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { fileOf } from "../../src/api-paths.js";
 import { readSecrets } from "../../src/audit/read-secrets.js";
-import { createBuildAudit } from "../../src/audit/run-audit.js";
+import { createBuildAudit, recordedAudit } from "../../src/audit/run-audit.js";
 import { DEMO_SECRET_VALUES } from "../../src/db/demo-seed.js";
 import { openDatabase } from "../../src/db/open.js";
 import { readSnapshot } from "../../src/db/read-snapshot.js";
@@ -119,7 +119,7 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
   const written = await writeGeneration(store, plan, { loadBody: (post) => loadBody(site.content, post), contentDir: site.content, inspection: audit.inspection });
   if (written.kind !== "written") throw new Error("the buggy plan must write files");
   const error = (await audit
-    .check(written.gen.tree, previous.state.audit?.() ?? null, written.files, written.inspected)
+    .check(written.gen.tree, recordedAudit(previous, written.files), written.files, written.inspected)
     .catch((e: unknown) => e)) as AuditFailedError;
   await discardGeneration(written.gen);
   expect(error).toBeInstanceOf(AuditFailedError);

@@ -22,7 +22,7 @@ function comparableState(out: string, gen: Generation) {
     pages: [...state.pages].sort(),
     orgs: [...state.orgs].sort(),
     posts: [...state.orgs.keys()].sort().map((orgId) => [orgId, [...state.postsOf(orgId)].sort()]),
-    audit: [...(state.audit?.()?.files ?? [])].sort(),
+    audit: [...state.auditOf(state.pages.keys())].sort(),
   };
 }
 
