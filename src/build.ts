@@ -194,8 +194,8 @@ async function write(input: BuildInput, plan: BuildPlan): Promise<WriteResult> {
 async function audit(plan: BuildPlan, written: WriteResult): Promise<AuditState | null> {
   if (written.kind === "unchanged") return null;
   const { previous } = plan.generation;
-  const { gen, files, inspected } = written;
-  return plan.audit.check(gen.tree, recordedAudit(previous, files), files, inspected, plan.generation.carried).catch(async (error: unknown) => {
+  const { gen, files, inspected, replay } = written;
+  return plan.audit.check(gen.tree, recordedAudit(previous, files), files, inspected, replay, plan.generation.carried).catch(async (error: unknown) => {
     await discardGeneration(gen);
     throw error;
   });

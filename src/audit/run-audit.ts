@@ -8,9 +8,10 @@ import { lstat, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { AuditFailedError, UsageError } from "../errors.js";
 import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
-import { expectationsOf, readAuditInputs } from "./audit-inputs.js";
+import { auditByDifference } from "./audit-by-difference.js";
+import { expectationsOf, readAuditInputs, type AuditExpectations, type OrgExpectation } from "./audit-inputs.js";
 import { auditTree, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
-import { orgInFolder } from "../api-paths.js";
+import { fileOf, orgInFolder } from "../api-paths.js";
 import type { AuditedFile, AuditState, FileEntry, SecretsKey } from "../emit/build-state.js";
 import type { PreviousBuild } from "../emit/plan-generation.js";
 import { needlesOf, redactSecrets } from "./scan-secrets.js";
@@ -82,15 +83,18 @@ export function createBuildAudit(
     secretsChanged,
     /**
      * Audits the generation's tree, given every file it holds and each one's
-     * SHA-256, and what the write stage found inspecting the files it wrote. `carried` are the live files of the organizations an `--org`
-     * build kept as they are: with the facts of the live tree's audit at hand
-     * and the same secrets, they passed it as they are, and are not audited again.
+     * SHA-256, what the write stage found inspecting the files it wrote, and
+     * the files it wrote (true) and removed (false) against the live tree.
+     * `carried` are the live files of the organizations the build kept as they
+     * are: with the facts of the live tree's audit at hand and the same
+     * secrets, they passed it as they are, and are not audited again.
      */
     async check(
       tree: string,
       previous: RecordedAudit | null,
       files: ReadonlyMap<string, FileEntry>,
       inspected: ReadonlyMap<string, Inspected>,
+      changes: ReadonlyMap<string, boolean>,
       carried: readonly string[] = [],
     ): Promise<AuditState> {
       const sha256Of = (rel: string) => files.get(rel)?.[0];
@@ -107,25 +111,57 @@ export function createBuildAudit(
         }
         for (const rel of kept) if (changedOrgs.has(orgInFolder(rel))) kept.delete(rel);
       }
-      const audited = [...files.keys()].filter((rel) => !kept.has(rel));
-      // The recorded facts of the organizations audited, only: a carried organization's are never read.
+      // A planned organization whose live files passed the audit against recorded expectations is audited by difference.
+      const byDifference = new Map<string, OrgExpectation>();
+      if (reusable) {
+        for (const exp of expectations.orgs) {
+          const before = previous.expectedOf(exp.orgId);
+          if (before && exp.posts !== null && before.posts !== null) byDifference.set(exp.orgId, before);
+        }
+      }
+      const audited = [...files.keys()].filter((rel) => !kept.has(rel) && !byDifference.has(orgInFolder(rel)));
+      // The recorded facts of the organizations audited whole, only: a carried organization's are never read.
       const reuse = reusable ? previous.facts(new Set(audited.map(orgInFolder))) : undefined;
-      const result = await auditTree(tree, expectations, secrets, { inspected, previous: reuse, sha256Of, files: audited });
-      if (!result.ok) {
+      const whole: AuditExpectations = { orgIds: expectations.orgIds, orgs: expectations.orgs.filter((o) => !byDifference.has(o.orgId)) };
+      const result = await auditTree(tree, whole, secrets, { inspected, previous: reuse, sha256Of, files: audited });
+      const problems = [...result.problems];
+      const factsFound = [...result.facts];
+      for (const exp of expectations.orgs) {
+        const before = byDifference.get(exp.orgId);
+        if (!before || !previous) continue;
+        const orgChanges = [...changes.keys()].filter((rel) => orgInFolder(rel) === exp.orgId);
+        const difference = await auditByDifference(exp.orgId, {
+          tree,
+          exp,
+          before,
+          files,
+          // The organization file too: the write proxy may have replaced it since the live tree's audit.
+          changed: [...new Set([...orgChanges, fileOf({ kind: "organization", orgId: exp.orgId })])],
+          inspected,
+          recorded: (rels) => previous.factsAt(rels),
+          orgIds: expectations.orgIds,
+          needles,
+        });
+        problems.push(...difference.problems);
+        factsFound.push(...difference.facts);
+      }
+      if (problems.length > 0) {
         // A file with the bytes the live generation was audited with, failing now: the live tree holds it too.
-        const recorded = changed && previous ? previous.facts(new Set(result.problems.map((p) => orgInFolder(p.where)))) : undefined;
-        const liveHoldsOne = result.problems.some((p) => {
+        const recorded = changed && previous ? previous.facts(new Set(problems.map((p) => orgInFolder(p.where)))) : undefined;
+        const liveHoldsOne = problems.some((p) => {
           const live = recorded?.get(p.where);
           return live !== undefined && live.sha256 === sha256Of(p.where);
         });
-        throw new AuditFailedError(result.problems, liveHoldsOne);
+        // A path or an id may be the secret found: what the report prints must not hold it.
+        throw new AuditFailedError(sortProblems(redactSecrets(problems, needles)), liveHoldsOne);
       }
       const facts: AuditState["files"] = new Map();
-      for (const fileFacts of result.facts) {
+      for (const fileFacts of factsFound) {
         const sha256 = sha256Of(fileFacts.rel);
         if (sha256) facts.set(fileFacts.rel, { sha256, facts: fileFacts });
       }
-      return { salt, secretsKey: await secretsKey, files: facts, whole: kept.size === 0 };
+      const expected = new Map(expectations.orgs.filter((o) => o.posts !== null).map((o) => [o.orgId, o]));
+      return { salt, secretsKey: await secretsKey, files: facts, whole: kept.size === 0 && byDifference.size === 0, expected };
     },
   };
 }
@@ -134,6 +170,10 @@ export function createBuildAudit(
 export interface RecordedAudit {
   /** The recorded facts of the files of these organizations. */
   facts: (orgIds: Iterable<string>) => ReadonlyMap<string, AuditedFile>;
+  /** The recorded facts of these files. */
+  factsAt: (rels: readonly string[]) => ReadonlyMap<string, AuditedFile>;
+  /** What the sources published for an organization when the live tree was audited. */
+  expectedOf: (orgId: string) => OrgExpectation | undefined;
   /** Whether a carried file has the bytes it had when its facts were recorded. */
   unchangedSinceAudit: (rel: string) => boolean;
 }
@@ -145,7 +185,12 @@ export interface RecordedAudit {
 export function recordedAudit(previous: PreviousBuild, files: ReadonlyMap<string, FileEntry>): RecordedAudit | null {
   const { state } = previous;
   if (!previous.trusted || state.audited === null) return null;
-  return { facts: state.auditOf, unchangedSinceAudit: (rel) => state.files.get(rel)?.[0] === files.get(rel)?.[0] };
+  return {
+    facts: state.auditOf,
+    factsAt: state.auditAt,
+    expectedOf: state.expectedOf,
+    unchangedSinceAudit: (rel) => state.files.get(rel)?.[0] === files.get(rel)?.[0],
+  };
 }
 
 export interface SecretsKeyFor {

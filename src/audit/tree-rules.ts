@@ -69,8 +69,27 @@ const POSTS: Kind = {
 };
 const REBUILD = "rebuild the tree with cdsnap build";
 
-/** Checks every organization of the tree, and every organization expected in it. */
-export function checkTree(facts: readonly FileFacts[], expectations: AuditExpectations): Problem[] {
+/**
+ * The blocks and posts, by id and by slug, whose rules are checked in an
+ * organization audited by difference (audit-by-difference.ts): the items of
+ * the lists outside it were checked before and nothing they depend on changed.
+ */
+export interface ItemScope {
+  ids: ReadonlySet<string>;
+  slugs: ReadonlySet<string>;
+}
+
+export interface OrgScope {
+  blocks: ItemScope;
+  posts: ItemScope;
+}
+
+/**
+ * Checks every organization of the tree, and every organization expected in
+ * it; an organization with a scope only for the items in it (its facts and
+ * expectations are then those of the items in scope, and its whole lists).
+ */
+export function checkTree(facts: readonly FileFacts[], expectations: AuditExpectations, scopes?: ReadonlyMap<string, OrgScope>): Problem[] {
   const byOrg = new Map<string, FileFacts[]>();
   for (const f of facts) {
     const list = byOrg.get(f.route.orgId) ?? [];
@@ -79,10 +98,10 @@ export function checkTree(facts: readonly FileFacts[], expectations: AuditExpect
   }
   const expected = new Map(expectations.orgs.map((o) => [o.orgId, o]));
   const orgIds = [...new Set([...byOrg.keys(), ...expected.keys()])].filter((id) => expectations.orgIds.has(id)).sort();
-  return orgIds.flatMap((orgId) => checkOrg(orgId, byOrg.get(orgId) ?? [], expected.get(orgId)));
+  return orgIds.flatMap((orgId) => checkOrg(orgId, byOrg.get(orgId) ?? [], expected.get(orgId), scopes?.get(orgId)));
 }
 
-function checkOrg(orgId: string, files: readonly FileFacts[], exp: OrgExpectation | undefined): Problem[] {
+function checkOrg(orgId: string, files: readonly FileFacts[], exp: OrgExpectation | undefined, scope: OrgScope | undefined): Problem[] {
   const problems: Problem[] = [];
   const single = (kind: RouteKind) => files.find((f) => f.route.kind === kind);
   for (const kind of ORG_FILE_KINDS) {
@@ -115,8 +134,8 @@ function checkOrg(orgId: string, files: readonly FileFacts[], exp: OrgExpectatio
       }
     }
   }
-  problems.push(...checkItems(BLOCKS, orgId, files, exp ? exp.blocks : null));
-  problems.push(...checkItems(POSTS, orgId, files, exp?.posts ?? null));
+  problems.push(...checkItems(BLOCKS, orgId, files, exp ? exp.blocks : null, scope?.blocks));
+  problems.push(...checkItems(POSTS, orgId, files, exp?.posts ?? null, scope?.posts));
   return problems;
 }
 
@@ -129,7 +148,7 @@ function indexBy(files: readonly FileFacts[], kind: string, key: (route: Route) 
 const routeId = (r: Route) => ("id" in r ? r.id : "");
 const routeSlug = (r: Route) => ("slug" in r ? r.slug : "");
 
-function checkItems(kind: Kind, orgId: string, files: readonly FileFacts[], exp: ItemExpectation | null): Problem[] {
+function checkItems(kind: Kind, orgId: string, files: readonly FileFacts[], exp: ItemExpectation | null, scope?: ItemScope): Problem[] {
   const problems: Problem[] = [];
   const add = (where: string, message: string) => problems.push({ where, message });
   const { noun } = kind;
@@ -188,6 +207,7 @@ function checkItems(kind: Kind, orgId: string, files: readonly FileFacts[], exp:
     for (const [slug, f] of slugFiles) check(f.rel, f.item?.id ?? slug, whySlug(slug) ?? whyId(f.item?.id ?? ""));
     for (const [id, f] of refFiles) check(f.rel, id, whyId(id));
     listItems.forEach((item, i) => {
+      if (scope && !scope.ids.has(item.id) && !scope.slugs.has(item.slug)) return;
       const why = whyId(item.id) ?? whySlug(item.slug);
       if (why) add(list!.rel, `items.${i} is ${noun} "${item.id}", ${why}: ${forbidden}`);
     });

@@ -17,6 +17,7 @@
 import Database from "better-sqlite3";
 import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
+import type { OrgExpectation } from "../audit/audit-inputs.js";
 import type { FileFacts } from "../audit/tree-rules.js";
 import { orgFolderOf, orgInFolder } from "../api-paths.js";
 import type { PostRecord } from "../model/snapshot.js";
@@ -81,6 +82,8 @@ export interface SecretsKey {
 export interface AuditState extends SecretsKey {
   /** The facts of every file the audit looked at. */
   files: Map<string, AuditedFile>;
+  /** What the sources published, per organization audited against them: an audit by difference compares with it. */
+  expected: Map<string, OrgExpectation>;
   /**
    * Whether it looked at every file of the tree. Otherwise the files it did
    * not look at keep the facts recorded before (their bytes are the same).
@@ -112,6 +115,10 @@ export interface BuildState {
   audited: SecretsKey | null;
   /** The audit's facts of the files of these organizations, read on the first call for each. */
   auditOf: (orgIds: Iterable<string>) => ReadonlyMap<string, AuditedFile>;
+  /** The audit's facts of these files, each read on the first call for it. */
+  auditAt: (rels: Iterable<string>) => ReadonlyMap<string, AuditedFile>;
+  /** What the sources published for an organization when the live tree was audited. */
+  expectedOf: (orgId: string) => OrgExpectation | undefined;
 }
 
 export const emptyState = (): BuildState => ({
@@ -125,6 +132,8 @@ export const emptyState = (): BuildState => ({
   files: new Map(),
   audited: null,
   auditOf: () => new Map(),
+  auditAt: () => new Map(),
+  expectedOf: () => undefined,
 });
 
 /**
@@ -150,7 +159,7 @@ export type KeptState = Pick<NextState, "orgs" | "posts" | "refreshed">;
 
 const STATE_FILE = "state.sqlite";
 /** Bumped whenever a table or a stored JSON shape changes: an older file then reads as empty. */
-const STATE_VERSION = 5;
+const STATE_VERSION = 6;
 
 // Records and facts are rowid tables: their rows (a kilobyte, a megabyte for a
 // long list's facts) would fill a WITHOUT ROWID table's pages a third full.
@@ -165,6 +174,7 @@ const SCHEMA = `
   CREATE TABLE post_ids (org_id TEXT NOT NULL, file TEXT NOT NULL, fingerprint TEXT NOT NULL, sha256 TEXT NOT NULL, PRIMARY KEY (org_id, file)) WITHOUT ROWID;
   CREATE TABLE posts (file TEXT NOT NULL UNIQUE, record TEXT NOT NULL);
   CREATE TABLE audit (rel TEXT NOT NULL UNIQUE, sha256 TEXT NOT NULL, facts TEXT NOT NULL);
+  CREATE TABLE expectations (org_id TEXT PRIMARY KEY, expected TEXT NOT NULL);
   CREATE TABLE changes (rel TEXT PRIMARY KEY, written INTEGER NOT NULL) WITHOUT ROWID;
 `;
 
@@ -218,6 +228,18 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
       for (const orgId of unread) factsRead.add(orgId);
       return facts;
     };
+    const looked = new Set<string>();
+    state.auditAt = (rels) => {
+      const unread = [...rels].filter((rel) => !looked.has(rel) && !factsRead.has(orgInFolder(rel)));
+      if (unread.length > 0) readAuditAt(file, unread, facts);
+      for (const rel of unread) looked.add(rel);
+      return facts;
+    };
+    const expected = new Map<string, OrgExpectation | undefined>();
+    state.expectedOf = (orgId) => {
+      if (!expected.has(orgId)) expected.set(orgId, readExpected(file, orgId));
+      return expected.get(orgId);
+    };
     return state;
   } catch {
     return emptyState();
@@ -268,6 +290,29 @@ function readAuditOf(file: string, orgIds: readonly string[], into: Map<string, 
         into.set(rel, { sha256, facts: JSON.parse(facts) as FileFacts });
       }
     }
+  } finally {
+    db.close();
+  }
+}
+
+function readAuditAt(file: string, rels: readonly string[], into: Map<string, AuditedFile>): void {
+  const db = openReadOnly(file);
+  try {
+    const row = db.prepare("SELECT sha256, facts FROM audit WHERE rel = ?").raw();
+    for (const rel of rels) {
+      const found = row.get(rel) as [string, string] | undefined;
+      if (found) into.set(rel, { sha256: found[0], facts: JSON.parse(found[1]) as FileFacts });
+    }
+  } finally {
+    db.close();
+  }
+}
+
+function readExpected(file: string, orgId: string): OrgExpectation | undefined {
+  const db = openReadOnly(file);
+  try {
+    const row = db.prepare("SELECT expected FROM expectations WHERE org_id = ?").raw().get(orgId) as [string] | undefined;
+    return row ? (JSON.parse(row[0]) as OrgExpectation) : undefined;
   } finally {
     db.close();
   }
@@ -426,12 +471,18 @@ function writeRows(
 function writeAuditRows(db: Database.Database, next: NextState, previous: BuildState): void {
   const putAudit = db.prepare("INSERT OR REPLACE INTO audit VALUES (?, ?, ?)");
   const dropAudit = db.prepare("DELETE FROM audit WHERE rel = ?");
-  const { files, whole } = next.audit;
-  if (whole) db.exec("DELETE FROM audit");
-  const known = whole ? new Map<string, AuditedFile>() : previous.auditOf([...new Set([...files.keys()].map(orgInFolder))]);
+  const putExpected = db.prepare("INSERT OR REPLACE INTO expectations VALUES (?, ?)");
+  const { files, whole, expected } = next.audit;
+  if (whole) db.exec("DELETE FROM audit; DELETE FROM expectations");
+  const known = whole ? new Map<string, AuditedFile>() : previous.auditAt(files.keys());
   for (const [rel, audited] of files) {
     const old = known.get(rel);
     if (old?.sha256 !== audited.sha256 || old.facts !== audited.facts) putAudit.run(rel, audited.sha256, JSON.stringify(audited.facts));
   }
   if (!whole) for (const [rel, written] of next.changes) if (!written) dropAudit.run(rel);
+  for (const [orgId, expectation] of expected) {
+    const json = JSON.stringify(expectation);
+    if (whole || JSON.stringify(previous.expectedOf(orgId)) !== json) putExpected.run(orgId, json);
+  }
+  for (const orgId of next.dropped) db.prepare("DELETE FROM expectations WHERE org_id = ?").run(orgId);
 }

@@ -60,6 +60,7 @@ const DAMAGES: Damage[] = [
   function leakDraftPost(plan, org, round) {
     const draft = round.posts.byOrg.get(org.id)?.find((p) => p.meta.status === "draft");
     if (!draft) return "no draft to leak";
+    if (plan.files.some((f) => "id" in f.route && f.route.id === draft.meta.id)) return `${draft.meta.id} leaked already`;
     const detail = renderDetail(draft, loadBody(site.content, draft), new Map(org.categories.map((c) => [c.slug, c])));
     plan.files.push({ route: { kind: "content", orgId: org.id, id: draft.meta.id }, json: detail });
     plan.files.push({ route: { kind: "references", orgId: org.id, id: draft.meta.id }, json: renderReferences(detail) });
@@ -111,6 +112,34 @@ const DAMAGES: Damage[] = [
     plan.files[plan.files.indexOf(list)] = { route: list.route, json };
     return "left a category out";
   },
+  // The sources change while the renderer keeps the files as they were.
+  function draftStillServed(_plan, org, round, pick) {
+    const list = round.posts.byOrg.get(org.id) ?? [];
+    const published = list.filter((p) => p.meta.status === "published");
+    if (published.length === 0) return "no published post";
+    const post = pick(published);
+    list[list.indexOf(post)] = { ...post, meta: { ...post.meta, status: "draft" } };
+    return `made ${post.meta.id} a draft in its source only`;
+  },
+  function slugRenamedInSource(_plan, org, round, pick) {
+    const list = round.posts.byOrg.get(org.id) ?? [];
+    const published = list.filter((p) => p.meta.status === "published");
+    if (published.length === 0) return "no published post";
+    const post = pick(published);
+    list[list.indexOf(post)] = { ...post, meta: { ...post.meta, slug: `${post.meta.slug}-renamed` } };
+    return `renamed ${post.meta.id}'s slug in its source only`;
+  },
+  function listItemDiffers(plan, _org, _round, pick) {
+    const list = plan.files.find((f) => f.route.kind === pick(["contents", "blocks"] as const));
+    if (!list) return "no list";
+    const json = jsonOf(list) as { items: { name?: string; title?: string }[] };
+    if (json.items.length === 0) return "an empty list";
+    const item = pick(json.items);
+    if (item.title !== undefined) item.title = `${item.title}, retitled`;
+    else item.name = `${item.name}, renamed`;
+    plan.files[plan.files.indexOf(list)] = { route: list.route, json };
+    return `changed an item of the ${list.route.kind} list only`;
+  },
   function contentsForgets(plan) {
     const list = plan.files.find((f) => f.route.kind === "contents");
     if (!list) return "no contents list";
@@ -158,7 +187,7 @@ test("on randomly damaged trees, the build's audit by difference finds exactly w
     if (written.kind !== "written") throw new Error("a forced build makes a generation");
     try {
       const byDifference = await audit
-        .check(written.gen.tree, recordedAudit(previous, written.files), written.files, written.inspected, plan.carried)
+        .check(written.gen.tree, recordedAudit(previous, written.files), written.files, written.inspected, written.replay, plan.carried)
         .then(
           () => [] as Problem[],
           (error: unknown) => {

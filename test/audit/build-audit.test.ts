@@ -119,7 +119,7 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
   const written = await writeGeneration(store, plan, { loadBody: (post) => loadBody(site.content, post), contentDir: site.content, inspection: audit.inspection });
   if (written.kind !== "written") throw new Error("the buggy plan must write files");
   const error = (await audit
-    .check(written.gen.tree, recordedAudit(previous, written.files), written.files, written.inspected)
+    .check(written.gen.tree, recordedAudit(previous, written.files), written.files, written.inspected, written.replay)
     .catch((e: unknown) => e)) as AuditFailedError;
   await discardGeneration(written.gen);
   expect(error).toBeInstanceOf(AuditFailedError);
