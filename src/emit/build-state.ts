@@ -257,7 +257,10 @@ function readPostRecords(file: string, orgId: string): Map<string, CachedPost> {
       .raw()
       .iterate(orgId) as Iterable<[string, string, string, string]>;
     for (const [f, fingerprint, sha256, record] of rows) {
-      records.set(f, { ...(JSON.parse(record) as Omit<CachedPost, "fingerprint" | "sha256">), fingerprint, sha256 });
+      const post = JSON.parse(record) as CachedPost;
+      post.fingerprint = fingerprint;
+      post.sha256 = sha256;
+      records.set(f, post);
     }
     return records;
   } finally {
