@@ -48,7 +48,7 @@ import type { BuildReport, OrgReport } from "./report.js";
 import { itemRoute, kindOf, ROUTES } from "./route-table.js";
 import { loadSources } from "./sources/load-sources.js";
 import { loadBody, type PostIdentity } from "./sources/read-posts.js";
-import type { OrgSnapshot } from "./model/snapshot.js";
+import type { OrgRows } from "./db/read-snapshot.js";
 
 export interface BuildOptions {
   db: string;
@@ -121,7 +121,7 @@ type Sources = Awaited<ReturnType<typeof loadValidSources>>;
 
 async function loadValidSources(input: BuildInput, previous: PreviousBuild) {
   const { options } = input;
-  const unchanged = (org: OrgSnapshot, posts: readonly PostIdentity[]) => isUnchanged(previous, CODE_VERSION, input.now, org, posts);
+  const unchanged = (rows: OrgRows, posts: readonly PostIdentity[]) => isUnchanged(previous, CODE_VERSION, input.now, rows, posts);
   const sources = await loadSources(
     { db: options.db, content: options.content, orgs: input.orgIds, previous: { ...previousPosts(previous, CODE_VERSION), unchanged }, bodyBudget: options.bodyBudget },
     (db) => {
@@ -134,7 +134,14 @@ async function loadValidSources(input: BuildInput, previous: PreviousBuild) {
     // A problem may quote the line it refuses, and the line may hold a secret's value.
     throw new InvalidSourcesError(redactSecrets(sources.problems, needlesOf(sources.extra.secrets).needles).sort(byWhere));
   }
-  return { snapshot: sources.snapshot, posts: sources.posts, secrets: sources.extra.secrets, secretsKey: sources.extra.key, warnings: sources.warnings };
+  return {
+    snapshot: sources.snapshot,
+    rows: sources.rows,
+    posts: sources.posts,
+    secrets: sources.extra.secrets,
+    secretsKey: sources.extra.key,
+    warnings: sources.warnings,
+  };
 }
 
 type BuildPlan = ReturnType<typeof planBuild>;
@@ -145,13 +152,15 @@ type BuildPlan = ReturnType<typeof planBuild>;
  */
 function planBuild(input: BuildInput, previous: PreviousBuild, sources: Sources) {
   const { snapshot, posts, secrets } = sources;
-  const planned = snapshot.orgs.filter((org) => !posts.unchanged.has(org.id));
+  // The snapshot holds the organizations readPosts did not find unchanged: each one is planned.
+  const planned = snapshot.orgs;
   const orgPlans = planned.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], input.now, cachedSummaries(previous, org.id, CODE_VERSION)));
   const keep = (orgId: string) => input.orgIds !== undefined || posts.unchanged.has(orgId);
   const generation = planGeneration(previous, orgPlans, { keep, codeVersion: CODE_VERSION });
   const buildAudit = createBuildAudit({ orgs: planned, rowIds: snapshot.rowIds }, posts.byOrg, secrets, input.now, previous.state.audited, sources.secretsKey);
+  const rowsOf = new Map(sources.rows.orgs.map((rows) => [rows.id, rows]));
   const digests = new Map(
-    planned.map((org) => [org.id, orgDigest(CODE_VERSION, org, (posts.byOrg.get(org.id) ?? []).map((p) => ({ rel: p.file, sha256: p.sha256 })))]),
+    planned.map((org) => [org.id, orgDigest(CODE_VERSION, rowsOf.get(org.id)!, (posts.byOrg.get(org.id) ?? []).map((p) => ({ rel: p.file, sha256: p.sha256 })))]),
   );
   return { orgPlans, generation, audit: buildAudit, digests };
 }
@@ -242,15 +251,15 @@ async function announce(input: BuildInput, built: Built, stage: StageTimer): Pro
   );
 
   const planned = new Map(plan.orgPlans.map((orgPlan) => [orgPlan.orgId, orgPlan]));
-  const orgs: OrgReport[] = sources.snapshot.orgs.map((org) => {
-    const orgPlan = planned.get(org.id);
+  const orgs: OrgReport[] = sources.rows.orgs.map(({ id: orgId }) => {
+    const orgPlan = planned.get(orgId);
     if (orgPlan === undefined) {
-      const kept = previous.state.orgs.get(org.id)!;
-      return { orgId: org.id, ...kept.counts, filesWritten: 0, filesUnchanged: kept.files, filesRemoved: 0, nextPublishAt: kept.nextPublishAt };
+      const kept = previous.state.orgs.get(orgId)!;
+      return { orgId, ...kept.counts, filesWritten: 0, filesUnchanged: kept.files, filesRemoved: 0, nextPublishAt: kept.nextPublishAt };
     }
-    const stats = written.perOrg.get(org.id) ?? { written: 0, unchanged: 0, removed: 0 };
+    const stats = written.perOrg.get(orgId) ?? { written: 0, unchanged: 0, removed: 0 };
     return {
-      orgId: org.id,
+      orgId,
       ...orgPlan.counts,
       filesWritten: stats.written,
       filesUnchanged: stats.unchanged,
@@ -259,7 +268,7 @@ async function announce(input: BuildInput, built: Built, stage: StageTimer): Pro
     };
   });
   const next = orgs.map((o) => o.nextPublishAt).filter((v): v is string => v !== null).sort()[0] ?? null;
-  const keptOversize = sources.snapshot.orgs.flatMap((org) => (planned.has(org.id) ? [] : previous.state.orgs.get(org.id)!.oversize));
+  const keptOversize = sources.rows.orgs.flatMap(({ id }) => (planned.has(id) ? [] : previous.state.orgs.get(id)!.oversize));
   const sizes = [...plannedFileSizes(plan.generation, written), ...keptOversize];
   const warnings = [...sources.warnings, ...treeFileWarnings(sizes, postsWarned(sources.warnings))];
   const { posts } = sources;

@@ -54,13 +54,69 @@ export function listOrgIds(db: Db): string[] {
   return (prepared(db, "SELECT id FROM organizations ORDER BY id").all() as { id: string }[]).map((r) => r.id);
 }
 
-function readOrgRecord(db: Db, orgId: string, problems: Problem[]): OrgRecord | undefined {
-  const raw = prepared(db, `SELECT ${ORG_COLUMNS} FROM organizations WHERE id = ?`).get(orgId) as OrgRow | undefined;
-  if (!raw) return undefined;
+interface OfferRow {
+  position: number;
+  name: string;
+  description: string;
+  link: string | null;
+}
+
+interface CategoryRow {
+  id: string;
+}
+
+interface FieldRow {
+  block_id: string;
+  position: number;
+  key: string;
+  type: string;
+  value: string;
+}
+
+interface PageRow {
+  block_id: string;
+  page: string;
+}
+
+interface BlockRow {
+  id: string;
+}
+
+/** An organization's rows as stored, before any is validated. */
+export interface OrgRows {
+  id: string;
+  org: OrgRow;
+  offers: OfferRow[];
+  categories: CategoryRow[];
+  fields: FieldRow[];
+  pages: PageRow[];
+  blocks: BlockRow[];
+}
+
+function readOrgRow(db: Db, orgId: string): { org: OrgRow; offers: OfferRow[] } | undefined {
+  const org = prepared(db, `SELECT ${ORG_COLUMNS} FROM organizations WHERE id = ?`).get(orgId) as OrgRow | undefined;
+  if (!org) return undefined;
+  const offers = prepared(db, "SELECT position, name, description, link FROM business_offers WHERE org_id = ? ORDER BY position").all(orgId) as OfferRow[];
+  return { org, offers };
+}
+
+/** Every row of an organization the output is made from, as stored. */
+function readOrgRows(db: Db, orgId: string): OrgRows | undefined {
+  const record = readOrgRow(db, orgId);
+  if (!record) return undefined;
+  return {
+    id: orgId,
+    ...record,
+    categories: prepared(db, "SELECT id, slug, value, position FROM categories WHERE org_id = ?").all(orgId) as CategoryRow[],
+    fields: prepared(db, "SELECT block_id, position, key, type, value FROM block_fields WHERE org_id = ? ORDER BY block_id, position").all(orgId) as FieldRow[],
+    pages: prepared(db, "SELECT block_id, page FROM block_pages WHERE org_id = ? ORDER BY block_id, page").all(orgId) as PageRow[],
+    blocks: prepared(db, "SELECT id, slug, name, status, position FROM blocks WHERE org_id = ?").all(orgId) as BlockRow[],
+  };
+}
+
+function orgRecordOf(orgId: string, raw: OrgRow, offerRows: readonly OfferRow[], problems: Problem[]): OrgRecord | undefined {
   const row = check(organizationRowSchema, raw, `organizations[id=${orgId}]`, problems);
   const offers: StoredOffer[] = [];
-  const offerRows = prepared(db, "SELECT position, name, description, link FROM business_offers WHERE org_id = ? ORDER BY position")
-    .all(orgId) as { position: number; name: string; description: string; link: string | null }[];
   for (const o of offerRows) {
     const offer = check(
       businessOfferValue,
@@ -89,14 +145,14 @@ function readOrgRecord(db: Db, orgId: string, problems: Problem[]): OrgRecord | 
 /** One organization's record alone: what the write proxy needs to re-render its file. */
 export function readOrganization(db: Db, orgId: string): { record: OrgRecord | undefined; problems: Problem[] } {
   const problems: Problem[] = [];
-  const record = readOrgRecord(db, orgId, problems);
+  const rows = readOrgRow(db, orgId);
+  const record = rows && orgRecordOf(orgId, rows.org, rows.offers, problems);
   return { record, problems };
 }
 
-function readCategories(db: Db, orgId: string, problems: Problem[]): CategoryRecord[] {
-  const rows = prepared(db, "SELECT id, slug, value, position FROM categories WHERE org_id = ?").all(orgId);
+function categoriesOf(orgId: string, rows: readonly CategoryRow[], problems: Problem[]): CategoryRecord[] {
   const out: CategoryRecord[] = [];
-  for (const raw of rows as { id: string }[]) {
+  for (const raw of rows) {
     const row = check(categoryRowSchema, raw, `categories[org_id=${orgId} id=${raw.id}]`, problems);
     if (row) out.push(row);
   }
@@ -130,11 +186,9 @@ function notJsonMessage(type: string, value: string): string {
   return `is not valid JSON (${found}); ${expected[type] ?? "the value must be JSON"}`;
 }
 
-function readBlocks(db: Db, orgId: string, problems: Problem[]): BlockRecord[] {
+function blocksOf(orgId: string, raw: Pick<OrgRows, "fields" | "pages" | "blocks">, problems: Problem[]): BlockRecord[] {
   const fieldsByBlock = new Map<string, FieldValue[]>();
-  const fieldRows = prepared(db, "SELECT block_id, position, key, type, value FROM block_fields WHERE org_id = ? ORDER BY block_id, position")
-    .all(orgId) as { block_id: string; position: number; key: string; type: string; value: string }[];
-  for (const f of fieldRows) {
+  for (const f of raw.fields) {
     const where = `block_fields[org_id=${orgId} block_id=${f.block_id} position=${f.position}]`;
     const value = parseFieldJson(f.value);
     if (typeof value === "symbol") {
@@ -152,9 +206,7 @@ function readBlocks(db: Db, orgId: string, problems: Problem[]): BlockRecord[] {
   }
 
   const pagesByBlock = new Map<string, string[]>();
-  const pageRows = prepared(db, "SELECT block_id, page FROM block_pages WHERE org_id = ? ORDER BY block_id, page")
-    .all(orgId) as { block_id: string; page: string }[];
-  for (const p of pageRows) {
+  for (const p of raw.pages) {
     const where = `block_pages[org_id=${orgId} block_id=${p.block_id} page=${JSON.stringify(p.page)}]`;
     if (check(pageNameSchema, p.page, where, problems) === undefined) continue;
     const list = pagesByBlock.get(p.block_id) ?? [];
@@ -162,10 +214,9 @@ function readBlocks(db: Db, orgId: string, problems: Problem[]): BlockRecord[] {
     pagesByBlock.set(p.block_id, list);
   }
 
-  const rows = prepared(db, "SELECT id, slug, name, status, position FROM blocks WHERE org_id = ?").all(orgId);
   const out: BlockRecord[] = [];
-  for (const raw of rows as { id: string }[]) {
-    const row = check(blockRowSchema, raw, `blocks[org_id=${orgId} id=${raw.id}]`, problems);
+  for (const block of raw.blocks) {
+    const row = check(blockRowSchema, block, `blocks[org_id=${orgId} id=${block.id}]`, problems);
     if (!row) continue;
     out.push({ ...row, fields: fieldsByBlock.get(row.id) ?? [], pages: pagesByBlock.get(row.id) ?? [] });
   }
@@ -181,22 +232,46 @@ export interface SnapshotRead {
   problems: Problem[];
 }
 
+/** The rows of the named organizations (all when `orgIds` is undefined), as stored, read in one transaction. */
+export interface SnapshotRows {
+  orgs: OrgRows[];
+  missing: string[];
+  rowIds: Set<string>;
+}
+
+export function readSnapshotRows(db: Db, orgIds?: readonly string[]): SnapshotRows {
+  return db.transaction(() => {
+    const rowIds = new Set(listOrgIds(db));
+    const ids = orgIds ?? [...rowIds];
+    const orgs: OrgRows[] = [];
+    for (const orgId of ids) {
+      const rows = rowIds.has(orgId) ? readOrgRows(db, orgId) : undefined;
+      if (rows) orgs.push(rows);
+    }
+    return { orgs, missing: ids.filter((id) => !rowIds.has(id)), rowIds };
+  })();
+}
+
+/**
+ * Validates every row read (drafts and archived blocks included, D9) but
+ * those of the organizations `skip` names, which are left out.
+ */
+export function validateSnapshot(rows: SnapshotRows, skip: ReadonlySet<string> = new Set()): SnapshotRead {
+  const problems: Problem[] = [];
+  const orgs: OrgSnapshot[] = [];
+  for (const raw of rows.orgs) {
+    if (skip.has(raw.id)) continue;
+    const record = orgRecordOf(raw.id, raw.org, raw.offers, problems);
+    if (!record) continue;
+    orgs.push({ ...record, categories: categoriesOf(raw.id, raw.categories, problems), blocks: blocksOf(raw.id, raw, problems) });
+  }
+  return { orgs, missing: rows.missing, rowIds: rows.rowIds, problems };
+}
+
 /**
  * Reads the named organizations (all when `orgIds` is undefined) and validates
  * every row, drafts and archived blocks included (D9).
  */
 export function readSnapshot(db: Db, orgIds?: readonly string[]): SnapshotRead {
-  return db.transaction(() => {
-    const problems: Problem[] = [];
-    const rowIds = new Set(listOrgIds(db));
-    const ids = orgIds ?? [...rowIds];
-    const orgs: OrgSnapshot[] = [];
-    const missing = ids.filter((id) => !rowIds.has(id));
-    for (const orgId of ids) {
-      const record = rowIds.has(orgId) ? readOrgRecord(db, orgId, problems) : undefined;
-      if (!record) continue;
-      orgs.push({ ...record, categories: readCategories(db, orgId, problems), blocks: readBlocks(db, orgId, problems) });
-    }
-    return { orgs, missing, rowIds, problems };
-  })();
+  return validateSnapshot(readSnapshotRows(db, orgIds));
 }

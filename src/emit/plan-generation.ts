@@ -14,7 +14,8 @@ import { lstatSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileOf, orgInFolder, parseApiPath } from "../api-paths.js";
 import { itemFileKinds, itemRoute, ROUTES } from "../route-table.js";
-import type { CategoryRecord, OrgSnapshot, PostRecord } from "../model/snapshot.js";
+import type { OrgRows } from "../db/read-snapshot.js";
+import type { CategoryRecord, PostRecord } from "../model/snapshot.js";
 import { canonicalJson, compareCodeUnits } from "../render/canonical-json.js";
 import type { PostIdentity, PreviousPosts } from "../sources/read-posts.js";
 import { categoryKeyOf, type CachedSummary, type OrgPlan } from "../render/render-org.js";
@@ -56,13 +57,14 @@ export function previousPosts(previous: PreviousBuild, codeVersion: string): Pic
 
 /**
  * Of everything an organization's files are made from but the clock: the
- * code, its rows as validated, and each post's file and bytes. While it is the
+ * code, its rows as stored, and each post's file and bytes. While it is the
  * digest its last build recorded and no post of it is due, a build keeps the
- * organization as it is.
+ * organization as it is, without validating its rows again (that build
+ * validated the same rows with the same code).
  */
-export function orgDigest(codeVersion: string, org: OrgSnapshot, posts: readonly PostIdentity[]): string {
+export function orgDigest(codeVersion: string, rows: OrgRows, posts: readonly PostIdentity[]): string {
   const files = posts.map((p) => `${p.rel}\u0000${p.sha256}`).sort(compareCodeUnits);
-  return sha256(`${codeVersion}\u0001${JSON.stringify(org)}\u0001${files.join("\u0001")}`);
+  return sha256(`${codeVersion}\u0001${JSON.stringify(rows)}\u0001${files.join("\u0001")}`);
 }
 
 /**
@@ -70,11 +72,11 @@ export function orgDigest(codeVersion: string, org: OrgSnapshot, posts: readonly
  * trusted state, the same digest, parsed by this code, and no scheduled post
  * due at `now`.
  */
-export function isUnchanged(previous: PreviousBuild, codeVersion: string, now: number, org: OrgSnapshot, posts: readonly PostIdentity[]): boolean {
-  const stored = previous.state.orgs.get(org.id);
+export function isUnchanged(previous: PreviousBuild, codeVersion: string, now: number, rows: OrgRows, posts: readonly PostIdentity[]): boolean {
+  const stored = previous.state.orgs.get(rows.id);
   if (!previous.trusted || stored === undefined || stored.code !== codeVersion) return false;
   if (stored.nextPublishAt !== null && Date.parse(stored.nextPublishAt) <= now) return false;
-  return stored.digest === orgDigest(codeVersion, org, posts);
+  return stored.digest === orgDigest(codeVersion, rows, posts);
 }
 
 /** An organization-level file, rendered in memory. */

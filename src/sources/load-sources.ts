@@ -6,9 +6,8 @@
  */
 import { openContractDatabase } from "../db/contract-schema.js";
 import type { Db } from "../db/open.js";
-import { readSnapshot, type SnapshotRead } from "../db/read-snapshot.js";
+import { readSnapshotRows, validateSnapshot, type OrgRows, type SnapshotRead, type SnapshotRows } from "../db/read-snapshot.js";
 import type { Problem, SourceWarning } from "../errors.js";
-import type { OrgSnapshot } from "../model/snapshot.js";
 import { crossCheck } from "./cross-check.js";
 import { readPosts, type PostIdentity, type PostsRead, type PreviousPosts } from "./read-posts.js";
 
@@ -20,14 +19,21 @@ export interface LoadSourcesOptions {
   orgs?: readonly string[];
   /** What the previous build recorded of the posts: records are reused while a file's bytes are the same. */
   previous?: Omit<PreviousPosts, "unchanged" | "candidates"> & {
-    /** Whether an organization whose every post has its stored bytes is unchanged as a whole (then it is not read). */
-    unchanged?: (org: OrgSnapshot, posts: readonly PostIdentity[]) => boolean;
+    /**
+     * Whether an organization whose every post has its stored bytes is
+     * unchanged as a whole, given its rows as stored: then its posts are not
+     * read, nor its rows validated (the build that recorded it validated the same).
+     */
+    unchanged?: (rows: OrgRows, posts: readonly PostIdentity[]) => boolean;
   };
   bodyBudget?: number;
 }
 
 export interface LoadedSources<T> {
+  /** Every organization read, validated; but those found unchanged (posts.unchanged), which are left out. */
   snapshot: SnapshotRead;
+  /** Every organization's rows as stored, in the order read. */
+  rows: SnapshotRows;
   /** Null when no content folder was given. */
   posts: PostsRead | null;
   /** Everything a build refuses, database and posts alike, unsorted. */
@@ -47,28 +53,31 @@ export async function loadSources<T = undefined>(
   alsoRead?: (db: Db) => T,
 ): Promise<LoadedSources<T>> {
   const db = openContractDatabase(options.db, { readonly: true });
-  let snapshot: SnapshotRead;
+  let rows: SnapshotRows;
   let extra: T;
   try {
-    snapshot = readSnapshot(db, options.orgs);
+    rows = readSnapshotRows(db, options.orgs);
     extra = alsoRead ? alsoRead(db) : (undefined as T);
   } finally {
     db.close();
   }
-  const problems: Problem[] = [...snapshot.problems];
-  for (const id of snapshot.missing) problems.push({ where: `--org ${id}`, message: "no organization has this id" });
-  if (options.content === undefined) return { snapshot, posts: null, problems, warnings: [], extra };
+  const missing = rows.missing.map((id) => ({ where: `--org ${id}`, message: "no organization has this id" }));
+  if (options.content === undefined) {
+    const snapshot = validateSnapshot(rows);
+    return { snapshot, rows, posts: null, problems: [...snapshot.problems, ...missing], warnings: [], extra };
+  }
 
-  const orgs = new Map(snapshot.orgs.map((org) => [org.id, org]));
+  const byId = new Map(rows.orgs.map((org) => [org.id, org]));
   const given = options.previous;
   const previous: PreviousPosts | undefined = given && {
     identity: given.identity,
     records: given.records,
-    candidates: [...orgs.keys()],
-    unchanged: given.unchanged && ((orgId, posts) => given.unchanged!(orgs.get(orgId)!, posts)),
+    candidates: [...byId.keys()],
+    unchanged: given.unchanged && ((orgId, posts) => given.unchanged!(byId.get(orgId)!, posts)),
   };
   const posts = await readPosts(options.content, options.orgs, { previous, bodyBudget: options.bodyBudget });
-  problems.push(...posts.problems);
+  const snapshot = validateSnapshot(rows, posts.unchanged);
+  const problems: Problem[] = [...snapshot.problems, ...missing, ...posts.problems];
   if (options.orgs === undefined) {
     for (const folder of posts.byOrg.keys()) {
       if (!snapshot.rowIds.has(folder)) {
@@ -77,5 +86,5 @@ export async function loadSources<T = undefined>(
     }
   }
   for (const org of snapshot.orgs) if (!posts.unchanged.has(org.id)) problems.push(...crossCheck(org, posts.byOrg.get(org.id) ?? []));
-  return { snapshot, posts, problems, warnings: posts.warnings, extra };
+  return { snapshot, rows, posts, problems, warnings: posts.warnings, extra };
 }

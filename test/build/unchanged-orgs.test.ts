@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { refreshOrganizationFiles } from "../../src/emit/organization-file.js";
 import { treeStoreOf } from "../../src/emit/tree-store.js";
 import type { BuildReport } from "../../src/report.js";
-import { buildFixture, makeFixture, removeDir, type Fixture } from "../fixtures/build-fixture.js";
+import { buildFixture, buildProblems, makeFixture, removeDir, type Fixture } from "../fixtures/build-fixture.js";
 import { insertBlock, insertCategory, insertOrg, withDb } from "../fixtures/database.js";
 import { postMeta, writePost } from "../fixtures/posts.js";
 import { hashTree, pathExists } from "../fixtures/tree.js";
@@ -106,6 +106,16 @@ describe("organizations whose inputs did not change", () => {
 
     await writePost(fx.content, "delta/draft.md", postMeta("delta-draft", { status: "draft" }));
     expect((await buildPlanning(fx)).planned).toEqual(["delta"]);
+    expect((await buildPlanning(fx)).planned).toEqual([]);
+  });
+
+  it("an organization's rows are validated again as soon as one changes, however it changes", async () => {
+    await buildFixture(fx);
+    withDb(fx.db, (db) => db.prepare("UPDATE block_fields SET value = 'not json' WHERE org_id = 'beta' AND block_id = 'teaser'").run());
+    const problems = await buildProblems(fx);
+    expect(problems).toEqual([{ where: "block_fields[org_id=beta block_id=teaser position=0]", message: expect.stringMatching(/^value: is not valid JSON/) }]);
+    withDb(fx.db, (db) => db.prepare("UPDATE block_fields SET value = '\"Soon\"' WHERE org_id = 'beta' AND block_id = 'teaser'").run());
+    // The rows are as the live tree's build validated them again: nothing to plan.
     expect((await buildPlanning(fx)).planned).toEqual([]);
   });
 
