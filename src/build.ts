@@ -18,10 +18,11 @@ import { lstatSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { pathOf } from "./api-paths.js";
+import { orgInFolder, pathOf } from "./api-paths.js";
 import { readSecrets } from "./audit/read-secrets.js";
 import { createBuildAudit, recordedAudit, secretsKeyFor } from "./audit/run-audit.js";
 import { needlesOf, redactSecrets } from "./audit/scan-secrets.js";
+import type { OrgRows } from "./db/read-snapshot.js";
 import type { AuditState, StoredOrg } from "./emit/build-state.js";
 import { writeEdgeDocumentOf } from "./edge/publish-document.js";
 import {
@@ -31,7 +32,6 @@ import {
   planGeneration,
   previousPosts,
   readPreviousBuild,
-  orgOfFile,
   proxyFileOf,
   type GenerationPlan,
   type PreviousBuild,
@@ -48,7 +48,6 @@ import type { BuildReport, OrgReport } from "./report.js";
 import { itemRoute, kindOf, ROUTES } from "./route-table.js";
 import { loadSources } from "./sources/load-sources.js";
 import { loadBody, type PostIdentity } from "./sources/read-posts.js";
-import type { OrgRows } from "./db/read-snapshot.js";
 
 export interface BuildOptions {
   db: string;
@@ -111,10 +110,11 @@ async function runStages(options: BuildOptions, store: TreeStore): Promise<Build
   const plan = await stage("plan", () => planBuild(input, previous, sources));
   const written = await stage("write", () => write(input, plan));
   const audited = await stage("audit", () => audit(plan, written));
-  const orgRows = storedOrgs(plan, written);
+  const sizes = plannedFileSizes(plan.generation, written);
+  const orgRows = storedOrgs(plan, written, sizes);
   const published = await stage("publish", () => publish(input, sources, plan, written, audited, orgRows));
   const reconciled = await stage("reconcile", () => reconcileOrganizationFiles(options.db, store, toReconcile(previous, plan, written, published)));
-  return stage("announce", () => announce(input, { previous, sources, plan, written, published, reconciled }, stage));
+  return stage("announce", () => announce(input, { previous, sources, plan, written, sizes, published, reconciled }, stage));
 }
 
 type Sources = Awaited<ReturnType<typeof loadValidSources>>;
@@ -166,8 +166,15 @@ function planBuild(input: BuildInput, previous: PreviousBuild, sources: Sources)
 }
 
 /** What the state keeps of each planned organization, for a later build that finds it unchanged. */
-function storedOrgs(plan: BuildPlan, written: WriteResult): Map<string, StoredOrg> {
-  const sizes = plannedFileSizes(plan.generation, written);
+function storedOrgs(plan: BuildPlan, written: WriteResult, sizes: readonly TreeFileSize[]): Map<string, StoredOrg> {
+  const oversize = new Map<string, TreeFileSize[]>();
+  for (const size of sizes) {
+    if (size.bytes <= EDGE_FILE_LIMIT) continue;
+    const orgId = orgInFolder(size.rel);
+    const list = oversize.get(orgId);
+    if (list) list.push(size);
+    else oversize.set(orgId, [size]);
+  }
   const rows = new Map<string, StoredOrg>();
   for (const orgPlan of plan.orgPlans) {
     const { orgId } = orgPlan;
@@ -178,7 +185,7 @@ function storedOrgs(plan: BuildPlan, written: WriteResult): Map<string, StoredOr
       counts: orgPlan.counts,
       files: stats.written + stats.unchanged,
       nextPublishAt: orgPlan.nextPublishAt,
-      oversize: sizes.filter((size) => size.bytes > EDGE_FILE_LIMIT && orgOfFile(size.rel) === orgId),
+      oversize: oversize.get(orgId) ?? [],
     });
   }
   return rows;
@@ -232,12 +239,14 @@ interface Built {
   sources: Sources;
   plan: BuildPlan;
   written: WriteResult;
+  /** The size of every file of the planned organizations. */
+  sizes: readonly TreeFileSize[];
   published: boolean;
   reconciled: string[];
 }
 
 async function announce(input: BuildInput, built: Built, stage: StageTimer): Promise<BuildReport> {
-  const { previous, sources, plan, written, published, reconciled } = built;
+  const { previous, sources, plan, written, sizes, published, reconciled } = built;
   const changes: ChangedPaths = written.kind === "written" && published ? written.changes : { added: [], changed: [], removed: [] };
   for (const apiPath of reconciled) if (!changes.changed.includes(apiPath)) changes.changed.push(apiPath);
   // Beside the tree, for the edge: keys may have changed even when no file did.
@@ -269,8 +278,7 @@ async function announce(input: BuildInput, built: Built, stage: StageTimer): Pro
   });
   const next = orgs.map((o) => o.nextPublishAt).filter((v): v is string => v !== null).sort()[0] ?? null;
   const keptOversize = sources.rows.orgs.flatMap(({ id }) => (planned.has(id) ? [] : previous.state.orgs.get(id)!.oversize));
-  const sizes = [...plannedFileSizes(plan.generation, written), ...keptOversize];
-  const warnings = [...sources.warnings, ...treeFileWarnings(sizes, postsWarned(sources.warnings))];
+  const warnings = [...sources.warnings, ...treeFileWarnings([...sizes, ...keptOversize], postsWarned(sources.warnings))];
   const { posts } = sources;
   return {
     out: input.store.out,

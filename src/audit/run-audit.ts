@@ -126,10 +126,17 @@ export function createBuildAudit(
       const result = await auditTree(tree, whole, secrets, { inspected, previous: reuse, sha256Of, files: audited });
       const problems = [...result.problems];
       const factsFound = [...result.facts];
+      const changesOf = new Map<string, string[]>();
+      for (const rel of byDifference.size > 0 ? changes.keys() : []) {
+        const orgId = orgInFolder(rel);
+        const list = changesOf.get(orgId);
+        if (list) list.push(rel);
+        else changesOf.set(orgId, [rel]);
+      }
       for (const exp of expectations.orgs) {
         const before = byDifference.get(exp.orgId);
         if (!before || !previous) continue;
-        const orgChanges = [...changes.keys()].filter((rel) => orgInFolder(rel) === exp.orgId);
+        const orgChanges = changesOf.get(exp.orgId) ?? [];
         const difference = await auditByDifference(exp.orgId, {
           tree,
           exp,

@@ -90,7 +90,9 @@ function finderOf(needles: readonly SecretNeedle[]): Finder {
     const seen = new Uint8Array(1 << 16);
     for (const n of needles) {
       const key = prefixAt(n.bytes, 0);
-      byPrefix.set(key, [...(byPrefix.get(key) ?? []), n]);
+      const list = byPrefix.get(key);
+      if (list) list.push(n);
+      else byPrefix.set(key, [n]);
       seen[slotOf(key)] = 1;
     }
     finder = (bytes) => {

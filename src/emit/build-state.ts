@@ -281,15 +281,16 @@ function readFiles(file: string): Map<string, FileEntry> {
   }
 }
 
-/** Adds the audit's facts of these organizations' files to `into`; read by key range, never the whole table. */
-function readAuditOf(file: string, orgIds: readonly string[], into: Map<string, AuditedFile>): void {
+/**
+ * Adds to `into` the audit's facts of the rows `sql` selects (rel, sha256,
+ * facts) once for each set of parameters.
+ */
+function readFactsInto(file: string, sql: string, params: readonly (readonly string[])[], into: Map<string, AuditedFile>): void {
   const db = openReadOnly(file);
   try {
-    const rows = db.prepare("SELECT rel, sha256, facts FROM audit WHERE rel >= ? AND rel < ?").raw();
-    for (const orgId of orgIds) {
-      const folder = orgFolderOf(orgId);
-      // "/" + 1 is "0": the range holds exactly the paths under the folder.
-      for (const [rel, sha256, facts] of rows.iterate(folder, `${folder.slice(0, -1)}0`) as Iterable<[string, string, string]>) {
+    const rows = db.prepare(sql).raw();
+    for (const values of params) {
+      for (const [rel, sha256, facts] of rows.iterate(...values) as Iterable<[string, string, string]>) {
         into.set(rel, { sha256, facts: JSON.parse(facts) as FileFacts });
       }
     }
@@ -298,17 +299,14 @@ function readAuditOf(file: string, orgIds: readonly string[], into: Map<string, 
   }
 }
 
+/** The facts of these organizations' files: by key range, never the whole table ("/" + 1 is "0": a range holds exactly the paths under one folder). */
+function readAuditOf(file: string, orgIds: readonly string[], into: Map<string, AuditedFile>): void {
+  const ranges = orgIds.map((orgId) => [orgFolderOf(orgId), `${orgFolderOf(orgId).slice(0, -1)}0`]);
+  readFactsInto(file, "SELECT rel, sha256, facts FROM audit WHERE rel >= ? AND rel < ?", ranges, into);
+}
+
 function readAuditAt(file: string, rels: readonly string[], into: Map<string, AuditedFile>): void {
-  const db = openReadOnly(file);
-  try {
-    const row = db.prepare("SELECT sha256, facts FROM audit WHERE rel = ?").raw();
-    for (const rel of rels) {
-      const found = row.get(rel) as [string, string] | undefined;
-      if (found) into.set(rel, { sha256: found[0], facts: JSON.parse(found[1]) as FileFacts });
-    }
-  } finally {
-    db.close();
-  }
+  readFactsInto(file, "SELECT rel, sha256, facts FROM audit WHERE rel = ?", rels.map((rel) => [rel]), into);
 }
 
 function readExpected(file: string, orgId: string): OrgExpectation | undefined {

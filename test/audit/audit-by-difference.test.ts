@@ -7,6 +7,7 @@
  * at random, both must find exactly the same problems.
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { mulberry32 } from "../../bench/prng.js";
 import { expectationsOf } from "../../src/audit/audit-inputs.js";
 import { auditTree, type AuditResult } from "../../src/audit/audit-tree.js";
 import { readSecrets } from "../../src/audit/read-secrets.js";
@@ -20,6 +21,7 @@ import { discardGeneration, writeGeneration } from "../../src/emit/write-generat
 import { AuditFailedError, type Problem } from "../../src/errors.js";
 import type { StoredSecret } from "../../src/audit/read-secrets.js";
 import type { OrgSnapshot } from "../../src/model/snapshot.js";
+import type { FrontMatter } from "../../src/model/sources.js";
 import { renderDetail, renderReferences } from "../../src/render/contents.js";
 import { planOrg, type OrgPlan, type RenderedFile } from "../../src/render/render-org.js";
 import { loadBody, readPosts, type PostsRead } from "../../src/sources/read-posts.js";
@@ -35,14 +37,6 @@ beforeAll(async () => {
 });
 afterAll(async () => removeFixture(site));
 
-function prng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Round {
   snapshot: ReturnType<typeof readSnapshot>;
@@ -52,6 +46,24 @@ interface Round {
 
 /** A JSON file of a plan, as its JSON (a canonical one parsed). */
 const jsonOf = (file: RenderedFile): unknown => ("json" in file ? structuredClone(file.json) : JSON.parse(file.canonical));
+
+/** Puts `file` back into the plan with its JSON as `edit` changed it; returns what `edit` says it did. */
+function rewrite<T>(plan: OrgPlan, file: RenderedFile, edit: (json: T) => string): string {
+  const json = jsonOf(file) as T;
+  const done = edit(json);
+  plan.files[plan.files.indexOf(file)] = { route: file.route, json };
+  return done;
+}
+
+/** Changes a published post's front matter as the sources say it, while its files stay as they were rendered. */
+function changeInSource(org: OrgSnapshot, round: Round, pick: <T>(list: readonly T[]) => T, change: (meta: FrontMatter) => FrontMatter): string | null {
+  const list = round.posts.byOrg.get(org.id) ?? [];
+  const published = list.filter((p) => p.meta.status === "published");
+  if (published.length === 0) return null;
+  const post = pick(published);
+  list[list.indexOf(post)] = { ...post, meta: change(post.meta) };
+  return post.meta.id;
+}
 
 /** One fault a renderer could make, applied to the plan of one organization; returns what it did, for the failure message. */
 type Damage = (plan: OrgPlan, org: OrgSnapshot, round: Round, pick: <T>(list: readonly T[]) => T) => string;
@@ -81,79 +93,70 @@ const DAMAGES: Damage[] = [
     const blocks = plan.files.filter((f) => f.route.kind === "block" || f.route.kind === "blockBySlug");
     if (blocks.length === 0) return "no block file";
     const file = pick(blocks);
-    const json = jsonOf(file) as { slug: string };
-    json.slug = `${json.slug}-moved`;
-    plan.files[plan.files.indexOf(file)] = { route: file.route, json };
-    return `gave a ${file.route.kind} file another slug`;
+    return rewrite<{ slug: string }>(plan, file, (json) => {
+      json.slug = `${json.slug}-moved`;
+      return `gave a ${file.route.kind} file another slug`;
+    });
   },
   function secretInBlock(plan, _org, _round, pick) {
     const blocks = plan.files.filter((f) => f.route.kind === "block");
     if (blocks.length === 0) return "no block file";
-    const file = pick(blocks);
-    const json = jsonOf(file) as { name: string };
-    json.name = `Pay with ${pick(DEMO_SECRET_VALUES)}`;
-    plan.files[plan.files.indexOf(file)] = { route: file.route, json };
-    return "put a secret into a block";
+    return rewrite<{ name: string }>(plan, pick(blocks), (json) => {
+      json.name = `Pay with ${pick(DEMO_SECRET_VALUES)}`;
+      return "put a secret into a block";
+    });
   },
   function listRepeatsItem(plan) {
     const list = plan.files.find((f) => f.route.kind === "blocks");
     if (!list) return "no blocks list";
-    const json = jsonOf(list) as { items: unknown[] };
-    if (json.items.length === 0) return "an empty blocks list";
-    json.items.push(json.items[0]);
-    plan.files[plan.files.indexOf(list)] = { route: list.route, json };
-    return "repeated an item of the blocks list";
+    return rewrite<{ items: unknown[] }>(plan, list, (json) => {
+      if (json.items.length === 0) return "an empty blocks list";
+      json.items.push(json.items[0]);
+      return "repeated an item of the blocks list";
+    });
   },
   function categoriesForget(plan) {
     const list = plan.files.find((f) => f.route.kind === "categories");
     if (!list) return "no categories list";
-    const json = jsonOf(list) as { items: unknown[] };
-    json.items.pop();
-    plan.files[plan.files.indexOf(list)] = { route: list.route, json };
-    return "left a category out";
+    return rewrite<{ items: unknown[] }>(plan, list, (json) => {
+      json.items.pop();
+      return "left a category out";
+    });
   },
   // The sources change while the renderer keeps the files as they were.
   function draftStillServed(_plan, org, round, pick) {
-    const list = round.posts.byOrg.get(org.id) ?? [];
-    const published = list.filter((p) => p.meta.status === "published");
-    if (published.length === 0) return "no published post";
-    const post = pick(published);
-    list[list.indexOf(post)] = { ...post, meta: { ...post.meta, status: "draft" } };
-    return `made ${post.meta.id} a draft in its source only`;
+    const id = changeInSource(org, round, pick, (meta) => ({ ...meta, status: "draft" }));
+    return id ? `made ${id} a draft in its source only` : "no published post";
   },
   function slugRenamedInSource(_plan, org, round, pick) {
-    const list = round.posts.byOrg.get(org.id) ?? [];
-    const published = list.filter((p) => p.meta.status === "published");
-    if (published.length === 0) return "no published post";
-    const post = pick(published);
-    list[list.indexOf(post)] = { ...post, meta: { ...post.meta, slug: `${post.meta.slug}-renamed` } };
-    return `renamed ${post.meta.id}'s slug in its source only`;
+    const id = changeInSource(org, round, pick, (meta) => ({ ...meta, slug: `${meta.slug}-renamed` }));
+    return id ? `renamed ${id}'s slug in its source only` : "no published post";
   },
   function listItemDiffers(plan, _org, _round, pick) {
     const list = plan.files.find((f) => f.route.kind === pick(["contents", "blocks"] as const));
     if (!list) return "no list";
-    const json = jsonOf(list) as { items: { name?: string; title?: string }[] };
-    if (json.items.length === 0) return "an empty list";
-    const item = pick(json.items);
-    if (item.title !== undefined) item.title = `${item.title}, retitled`;
-    else item.name = `${item.name}, renamed`;
-    plan.files[plan.files.indexOf(list)] = { route: list.route, json };
-    return `changed an item of the ${list.route.kind} list only`;
+    return rewrite<{ items: { name?: string; title?: string }[] }>(plan, list, (json) => {
+      if (json.items.length === 0) return "an empty list";
+      const item = pick(json.items);
+      if (item.title !== undefined) item.title = `${item.title}, retitled`;
+      else item.name = `${item.name}, renamed`;
+      return `changed an item of the ${list.route.kind} list only`;
+    });
   },
   function contentsForgets(plan) {
     const list = plan.files.find((f) => f.route.kind === "contents");
     if (!list) return "no contents list";
-    const json = jsonOf(list) as { items: unknown[] };
-    json.items.splice(0, 1);
-    plan.files[plan.files.indexOf(list)] = { route: list.route, json };
-    return "left a post out of the list";
+    return rewrite<{ items: unknown[] }>(plan, list, (json) => {
+      json.items.splice(0, 1);
+      return "left a post out of the list";
+    });
   },
 ];
 
 const key = (p: Problem) => `${p.where}\n${p.message}`;
 
 test("on randomly damaged trees, the build's audit by difference finds exactly what a full audit finds", async () => {
-  const random = prng(20261126);
+  const random = mulberry32(20261126);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
   const liveBefore = await hashTree(site.out);
   const store = treeStoreOf(site.out);

@@ -1,6 +1,7 @@
 import { cp, mkdir, readFile, rename, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { mulberry32 } from "../../bench/prng.js";
 import { pathOf } from "../../src/api-paths.js";
 import { readState, stateFileOf } from "../../src/emit/build-state.js";
 import { refreshOrganizationFiles } from "../../src/emit/organization-file.js";
@@ -23,15 +24,6 @@ function comparableState(out: string, gen: Generation) {
     orgs: [...state.orgs].sort(),
     posts: [...state.orgs.keys()].sort().map((orgId) => [orgId, [...state.postsOf(orgId)].sort()]),
     audit: [...state.auditOf(state.pages.keys())].sort(),
-  };
-}
-
-function prng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
@@ -73,7 +65,7 @@ describe("incremental builds", () => {
     const OTHER = "beta";
     withDb(fx.db, (db) => insertOrg(db, { id: OTHER, name: "Beta", slug: "beta" }));
     for (let i = 0; i < 4; i++) await writePost(fx.content, `${OTHER}/b${i}.md`, postMeta(`b${i}`), `Beta body ${i}.\n`);
-    const random = prng(20261123);
+    const random = mulberry32(20261123);
     let next = 30;
     // Where each live post's file is now (posts move between files too).
     const fileOf = new Map(Array.from({ length: 30 }, (_, i) => [i, `${ORG}/p${i}.md`]));

@@ -5,12 +5,10 @@
  * that renders every post again into a copy of the live tree; and a secret a
  * worker finds fails the build with the same problems.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import path from "node:path";
-import { build as esbuild } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runBundle } from "../fixtures/cli.js";
-import { REPO_ROOT } from "../fixtures/repo.js";
+import { bundleCliWith, runBundle } from "../fixtures/cli.js";
 import { type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
 import { insertCategory, insertOrg, insertSecret, withDb } from "../fixtures/database.js";
 import { postMeta, writePost } from "../fixtures/posts.js";
@@ -33,21 +31,7 @@ describe("rendering posts in worker threads", () => {
       const meta = postMeta(`p${i}`, { ...(i % 50 === 0 ? { status: "draft" } : {}), ...(i % 3 === 0 ? { category: "news" } : {}) });
       await writePost(fx.content, `acme/${i % 7}/p${i}.md`, meta, `# Post ${i}\n\nSome *text* with a [link](https://example.com/${i}).\n`);
     }
-    bundleDir = await mkdtemp(path.join(REPO_ROOT, "node_modules", ".cache", "cdsnap-render-threads-"));
-    await esbuild({
-      entryPoints: {
-        cli: path.join(REPO_ROOT, "src/cli/main.ts"),
-        "render-worker": path.join(REPO_ROOT, "src/emit/render-worker.ts"),
-      },
-      bundle: true,
-      platform: "node",
-      target: "node20",
-      format: "esm",
-      packages: "external",
-      outdir: bundleDir,
-      logLevel: "warning",
-      absWorkingDir: REPO_ROOT,
-    });
+    bundleDir = await bundleCliWith("render-worker", "emit/render-worker.ts");
   });
   afterAll(async () => {
     await removeDir(fx.dir);

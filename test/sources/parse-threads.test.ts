@@ -1,9 +1,7 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import path from "node:path";
-import { build as esbuild } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runBundle } from "../fixtures/cli.js";
-import { REPO_ROOT } from "../fixtures/repo.js";
+import { bundleCliWith, runBundle } from "../fixtures/cli.js";
 import { type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
 import { insertOrg, withDb } from "../fixtures/database.js";
 import { postMeta, writePost } from "../fixtures/posts.js";
@@ -20,20 +18,7 @@ describe("parsing posts in worker threads", () => {
       await writePost(fx.content, `acme/${i % 7}/p${i}.md`, meta, `# Post ${i}\n\nSome *text* with a [link](https://example.com/${i}).\n`);
     }
     await writePost(fx.content, "acme/broken.md", "---\nid: [unclosed\n---\nbody\n");
-    // Bundled privately, with its worker beside it, the way dist/ is laid out.
-    bundleDir = await mkdtemp(path.join(REPO_ROOT, "node_modules", ".cache", "cdsnap-threads-"));
-    await esbuild({
-      entryPoints: { cli: path.join(REPO_ROOT, "src/cli/main.ts"), "parse-worker": path.join(REPO_ROOT, "src/sources/parse-worker.ts") },
-      bundle: true,
-      platform: "node",
-      target: "node20",
-      format: "esm",
-      packages: "external",
-      outdir: bundleDir,
-      outExtension: { ".js": ".js" },
-      logLevel: "warning",
-      absWorkingDir: REPO_ROOT,
-    });
+    bundleDir = await bundleCliWith("parse-worker", "sources/parse-worker.ts");
   });
   afterAll(async () => {
     await removeDir(fx.dir);
