@@ -265,6 +265,28 @@ describe.skipIf(!HAVE_SQLITE3 && !REQUIRED)("a database made by the admin tools 
     expect(sqlite(site.db, "PRAGMA journal_mode;").trim()).toBe("delete");
   });
 
+  it("a build after the admin's tools change a row rebuilds that organization; with nothing changed, it keeps the tree", async () => {
+    const site = await makeAdminSite(dir);
+    const build = async () => {
+      const run = await runCli(["build", "--db", site.db, "--content", site.content, "--out", site.out, "--json"]);
+      expect(run.code, run.stderr).toBe(0);
+      return JSON.parse(run.stdout) as { changed: boolean; postsParsed: number; changedPaths: { changed: string[] } };
+    };
+    await build();
+    expect(await build()).toMatchObject({ changed: false, postsParsed: 0 });
+
+    sqlite(site.db, "UPDATE categories SET value = 'Newsroom', color = 'blue' WHERE org_id = 'acme' AND id = 'c1';");
+    const renamed = await build();
+    expect(renamed.changed).toBe(true);
+    expect(renamed.changedPaths.changed).toContain("/api/organizations/acme/categories");
+    const contents = JSON.parse(await readFile(path.join(site.out, "api/organizations/acme/contents.json"), "utf8"));
+    expect(contents.items[0].categoryName).toBe("Newsroom");
+
+    // A column of the admin's own, no part of any answer, is not read: nothing to rebuild.
+    sqlite(site.db, "UPDATE categories SET color = 'green' WHERE org_id = 'acme' AND id = 'c1';");
+    expect(await build()).toMatchObject({ changed: false, postsParsed: 0 });
+  });
+
   it("serve answers the admin's keys, stores a PATCH, and leaves the admin's columns and user_version alone", async () => {
     const site = await makeAdminSite(dir);
     expect((await runCli(["build", "--db", site.db, "--content", site.content, "--out", site.out])).code).toBe(0);
