@@ -9,7 +9,7 @@
  * `.`, so no file name can equal a folder name, and with `by-slug` reserved as an
  * id (D9) every path has exactly one file and every file exactly one path.
  */
-import { PARAMS, ROUTE_KINDS, ROUTES, type ParamName, type ParamSpec, type Route, type RouteKind } from "./route-table.js";
+import { kindOf, PARAMS, ROUTE_KINDS, ROUTES, type ParamName, type ParamSpec, type Route, type RouteKind } from "./route-table.js";
 
 export type { Route, RouteKind } from "./route-table.js";
 
@@ -127,4 +127,25 @@ export const orgFolderOf = (orgId: string): string => `${ORGS_FOLDER}${orgId}/`;
 /** The organization whose folder holds a tree file, read off its path. */
 export function orgInFolder(rel: string): string {
   return rel.slice(ORGS_FOLDER.length, rel.indexOf("/", ORGS_FOLDER.length));
+}
+
+/**
+ * The two parts of an organization's tree that a build plans apart: `posts`
+ * (the contents list and every post's files, made from the markdown posts and
+ * the category names) and `rows` (every other file, made from the database
+ * rows alone). An edited post leaves the rows' files as they are; a changed
+ * block leaves the posts' files.
+ */
+export type OrgPart = "rows" | "posts";
+
+// Every post route lies under the contents list's path (`…/{orgId}/contents`, `…/{orgId}/contents/…`), and no other route does.
+let postsSection: string | undefined;
+
+/** The part of its organization's tree a file belongs to. */
+export function partOfFile(rel: string): OrgPart {
+  postsSection ??= ROUTES[kindOf("post", "list")].path.split("/").at(-1)!;
+  const start = rel.indexOf("/", ORGS_FOLDER.length) + 1;
+  if (!rel.startsWith(postsSection, start)) return "rows";
+  const next = rel.charCodeAt(start + postsSection.length);
+  return next === 0x2f /* / */ || next === 0x2e /* . */ ? "posts" : "rows";
 }

@@ -18,7 +18,7 @@ import { lstatSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { orgInFolder, pathOf } from "./api-paths.js";
+import { orgInFolder, partOfFile, pathOf } from "./api-paths.js";
 import { readSecrets } from "./audit/read-secrets.js";
 import { createBuildAudit, recordedAudit, secretsKeyFor } from "./audit/run-audit.js";
 import { needlesOf, redactSecrets } from "./audit/scan-secrets.js";
@@ -27,12 +27,13 @@ import type { AuditState, StoredOrg } from "./emit/build-state.js";
 import { writeEdgeDocumentOf } from "./edge/publish-document.js";
 import {
   cachedSummaries,
-  isUnchanged,
-  orgDigest,
+  keptPartsOf,
   planGeneration,
+  postsDigestOf,
   previousPosts,
   readPreviousBuild,
   proxyFileOf,
+  rowsDigestOf,
   type GenerationPlan,
   type PreviousBuild,
 } from "./emit/plan-generation.js";
@@ -110,20 +111,25 @@ async function runStages(options: BuildOptions, store: TreeStore): Promise<Build
   const plan = await stage("plan", () => planBuild(input, previous, sources));
   const written = await stage("write", () => write(input, plan));
   const audited = await stage("audit", () => audit(plan, written));
-  const sizes = plannedFileSizes(plan.generation, written);
-  const orgRows = storedOrgs(plan, written, sizes);
+  const orgRows = storedOrgs(previous, plan, written, plannedFileSizes(plan.generation, written));
   const published = await stage("publish", () => publish(input, sources, plan, written, audited, orgRows));
   const reconciled = await stage("reconcile", () => reconcileOrganizationFiles(options.db, store, toReconcile(previous, plan, written, published)));
-  return stage("announce", () => announce(input, { previous, sources, plan, written, sizes, published, reconciled }, stage));
+  return stage("announce", () => announce(input, { previous, sources, plan, written, orgRows, published, reconciled }, stage));
 }
 
 type Sources = Awaited<ReturnType<typeof loadValidSources>>;
 
 async function loadValidSources(input: BuildInput, previous: PreviousBuild) {
   const { options } = input;
-  const unchanged = (rows: OrgRows, posts: readonly PostIdentity[]) => isUnchanged(previous, CODE_VERSION, input.now, rows, posts);
+  // Asked first with the posts (when each has its stored bytes), then without: the first answer holds.
+  const parts = new Map<string, { rows: boolean; posts: boolean }>();
+  const kept = (rows: OrgRows, posts: readonly PostIdentity[] | null) => {
+    let found = parts.get(rows.id);
+    if (!found) parts.set(rows.id, (found = keptPartsOf(previous, CODE_VERSION, input.now, rows, posts)));
+    return found;
+  };
   const sources = await loadSources(
-    { db: options.db, content: options.content, orgs: input.orgIds, previous: { ...previousPosts(previous, CODE_VERSION), unchanged }, bodyBudget: options.bodyBudget },
+    { db: options.db, content: options.content, orgs: input.orgIds, previous: { ...previousPosts(previous, CODE_VERSION), kept }, bodyBudget: options.bodyBudget },
     (db) => {
       const secrets = readSecrets(db);
       // Started now: the key derivation runs on the thread pool while the posts are read.
@@ -136,6 +142,7 @@ async function loadValidSources(input: BuildInput, previous: PreviousBuild) {
   }
   return {
     snapshot: sources.snapshot,
+    rowsKept: sources.rowsKept,
     rows: sources.rows,
     posts: sources.posts,
     secrets: sources.extra.secrets,
@@ -147,26 +154,53 @@ async function loadValidSources(input: BuildInput, previous: PreviousBuild) {
 type BuildPlan = ReturnType<typeof planBuild>;
 
 /**
- * Plans the organizations that may have changed; an unchanged one (readPosts
- * tells) is kept as it is, like every organization an `--org` build does not name.
+ * Plans the organizations that may have changed; one kept whole (its rows
+ * and posts as the last build left them) stays as it is, like every
+ * organization an `--org` build does not name. Of one planned, a part kept
+ * is not rendered: its files, figures and audit expectations are the last build's.
  */
 function planBuild(input: BuildInput, previous: PreviousBuild, sources: Sources) {
-  const { snapshot, posts, secrets } = sources;
-  // The snapshot holds the organizations readPosts did not find unchanged: each one is planned.
+  const { snapshot, posts, secrets, rowsKept } = sources;
+  const { state } = previous;
   const planned = snapshot.orgs;
-  const orgPlans = planned.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], input.now, cachedSummaries(previous, org.id, CODE_VERSION)));
-  const keep = (orgId: string) => input.orgIds !== undefined || posts.unchanged.has(orgId);
+  const partsOf = (orgId: string) => ({ rows: rowsKept.has(orgId), posts: posts.kept.has(orgId) });
+  const orgPlans = planned.map((org) => {
+    const parts = partsOf(org.id);
+    const stored = state.orgs.get(org.id);
+    const kept = (parts.rows || parts.posts) && stored ? { ...parts, counts: stored.counts, nextPublishAt: stored.nextPublishAt } : undefined;
+    const cached = parts.posts ? undefined : cachedSummaries(previous, org.id, CODE_VERSION);
+    return planOrg(org, posts.byOrg.get(org.id) ?? [], input.now, cached, kept);
+  });
+  const keep = (orgId: string) => input.orgIds !== undefined || (posts.kept.has(orgId) && rowsKept.has(orgId));
   const generation = planGeneration(previous, orgPlans, { keep, codeVersion: CODE_VERSION });
-  const buildAudit = createBuildAudit({ orgs: planned, rowIds: snapshot.rowIds }, posts.byOrg, secrets, input.now, previous.state.audited, sources.secretsKey);
+  const keptExpectation = (orgId: string) => {
+    const parts = partsOf(orgId);
+    if (!parts.rows && !parts.posts) return {};
+    const recorded = state.expectedOf(orgId)!;
+    return parts.rows ? { blocks: recorded.blocks } : { posts: recorded.posts };
+  };
+  const buildAudit = createBuildAudit(
+    { orgs: planned, rowIds: snapshot.rowIds, kept: keptExpectation },
+    posts.byOrg,
+    secrets,
+    input.now,
+    state.audited,
+    sources.secretsKey,
+  );
   const rowsOf = new Map(sources.rows.orgs.map((rows) => [rows.id, rows]));
   const digests = new Map(
-    planned.map((org) => [org.id, orgDigest(CODE_VERSION, rowsOf.get(org.id)!, (posts.byOrg.get(org.id) ?? []).map((p) => ({ rel: p.file, sha256: p.sha256 })))]),
+    planned.map((org) => {
+      const rows = rowsOf.get(org.id)!;
+      const identities = (posts.byOrg.get(org.id) ?? []).map((p) => ({ rel: p.file, sha256: p.sha256 }));
+      const postsDigest = partsOf(org.id).posts ? state.orgs.get(org.id)!.postsDigest : postsDigestOf(CODE_VERSION, rows, identities);
+      return [org.id, { rowsDigest: rowsDigestOf(CODE_VERSION, rows), postsDigest }];
+    }),
   );
   return { orgPlans, generation, audit: buildAudit, digests };
 }
 
-/** What the state keeps of each planned organization, for a later build that finds it unchanged. */
-function storedOrgs(plan: BuildPlan, written: WriteResult, sizes: readonly TreeFileSize[]): Map<string, StoredOrg> {
+/** What the state keeps of each planned organization, for a later build that keeps it or a part of it. */
+function storedOrgs(previous: PreviousBuild, plan: BuildPlan, written: WriteResult, sizes: readonly TreeFileSize[]): Map<string, StoredOrg> {
   const oversize = new Map<string, TreeFileSize[]>();
   for (const size of sizes) {
     if (size.bytes <= EDGE_FILE_LIMIT) continue;
@@ -177,15 +211,16 @@ function storedOrgs(plan: BuildPlan, written: WriteResult, sizes: readonly TreeF
   }
   const rows = new Map<string, StoredOrg>();
   for (const orgPlan of plan.orgPlans) {
-    const { orgId } = orgPlan;
+    const { orgId, kept } = orgPlan;
     const stats = written.perOrg.get(orgId) ?? { written: 0, unchanged: 0, removed: 0 };
+    const keptOversize = kept.rows || kept.posts ? (previous.state.orgs.get(orgId)?.oversize ?? []).filter((o) => kept[partOfFile(o.rel)]) : [];
     rows.set(orgId, {
-      digest: plan.digests.get(orgId)!,
+      ...plan.digests.get(orgId)!,
       code: CODE_VERSION,
       counts: orgPlan.counts,
       files: stats.written + stats.unchanged,
       nextPublishAt: orgPlan.nextPublishAt,
-      oversize: oversize.get(orgId) ?? [],
+      oversize: [...(oversize.get(orgId) ?? []), ...keptOversize],
     });
   }
   return rows;
@@ -225,7 +260,7 @@ async function publish(
   audited: AuditState | null,
   orgs: Map<string, StoredOrg>,
 ): Promise<boolean> {
-  const kept = { records: sources.posts.byOrg, orgs, refreshed: sources.posts.refreshed };
+  const kept = { records: sources.posts.byOrg, orgs, refreshed: sources.posts.refreshed, expected: plan.audit.expected };
   if (written.kind === "unchanged" || audited === null) {
     keepLive(input.store, plan.generation, kept);
     return false;
@@ -239,14 +274,14 @@ interface Built {
   sources: Sources;
   plan: BuildPlan;
   written: WriteResult;
-  /** The size of every file of the planned organizations. */
-  sizes: readonly TreeFileSize[];
+  /** What the state keeps of each planned organization: its figures and oversize files among them. */
+  orgRows: ReadonlyMap<string, StoredOrg>;
   published: boolean;
   reconciled: string[];
 }
 
 async function announce(input: BuildInput, built: Built, stage: StageTimer): Promise<BuildReport> {
-  const { previous, sources, plan, written, sizes, published, reconciled } = built;
+  const { previous, sources, plan, written, orgRows, published, reconciled } = built;
   const changes: ChangedPaths = written.kind === "written" && published ? written.changes : { added: [], changed: [], removed: [] };
   for (const apiPath of reconciled) if (!changes.changed.includes(apiPath)) changes.changed.push(apiPath);
   // Beside the tree, for the edge: keys may have changed even when no file did.
@@ -277,8 +312,8 @@ async function announce(input: BuildInput, built: Built, stage: StageTimer): Pro
     };
   });
   const next = orgs.map((o) => o.nextPublishAt).filter((v): v is string => v !== null).sort()[0] ?? null;
-  const keptOversize = sources.rows.orgs.flatMap(({ id }) => (planned.has(id) ? [] : previous.state.orgs.get(id)!.oversize));
-  const warnings = [...sources.warnings, ...treeFileWarnings([...sizes, ...keptOversize], postsWarned(sources.warnings))];
+  const oversize = sources.rows.orgs.flatMap(({ id }) => (orgRows.get(id) ?? previous.state.orgs.get(id)!).oversize);
+  const warnings = [...sources.warnings, ...treeFileWarnings(oversize, postsWarned(sources.warnings))];
   const { posts } = sources;
   return {
     out: input.store.out,

@@ -1,6 +1,7 @@
 /** The one mapping from API path to file: round trips, reserved words, no collisions. */
 import { describe, expect, test } from "vitest";
-import { fileOf, orgFolderOf, orgInFolder, parseApiPath, pathOf, routeOfFile, type Route } from "../src/api-paths.js";
+import { fileOf, orgFolderOf, orgInFolder, parseApiPath, partOfFile, pathOf, routeOfFile, type Route } from "../src/api-paths.js";
+import { ROUTES } from "../src/route-table.js";
 
 const ORG = "demo";
 
@@ -47,6 +48,15 @@ describe("api paths", () => {
     }
     // A folder is never the prefix of another organization's.
     expect(fileOf({ kind: "blocks", orgId: "ab" }).startsWith(orgFolderOf("a"))).toBe(false);
+  });
+
+  test("a post's files and the contents list are the posts part of an organization's tree, every other file the rows part", () => {
+    for (const orgId of [ORG, "contents", "contents-2"]) {
+      for (const route of trickyRoutes()) {
+        const file = fileOf({ ...route, orgId });
+        expect(partOfFile(file), file).toBe(ROUTES[route.kind].entity === "post" ? "posts" : "rows");
+      }
+    }
   });
 
   test("ids `references` and slugs `by-slug` and `references` land on distinct files", () => {

@@ -60,7 +60,15 @@ export async function auditOut(options: AuditOptions): Promise<AuditResult> {
  * `key`, this build's (secretsKeyFor), when the caller started it early.
  */
 export function createBuildAudit(
-  snapshot: { orgs: readonly OrgSnapshot[]; rowIds: ReadonlySet<string> },
+  snapshot: {
+    orgs: readonly OrgSnapshot[];
+    rowIds: ReadonlySet<string>;
+    /**
+     * What the live tree's audit expected of a part the build keeps as it is
+     * (its blocks, or its posts, are not at hand): that part's expectations.
+     */
+    kept?: (orgId: string) => Partial<Pick<OrgExpectation, "blocks" | "posts">>;
+  },
   postsByOrg: ReadonlyMap<string, readonly PostRecord[]>,
   secrets: readonly StoredSecret[],
   now: number,
@@ -68,11 +76,15 @@ export function createBuildAudit(
   key: SecretsKeyFor = secretsKeyFor(secrets, audited),
 ) {
   const expectations = expectationsOf(snapshot.orgs, snapshot.rowIds, postsByOrg, now);
+  if (snapshot.kept) expectations.orgs = expectations.orgs.map((exp) => ({ ...exp, ...snapshot.kept!(exp.orgId) }));
   const { needles } = needlesOf(secrets);
 
+  const expected = new Map(expectations.orgs.filter((o) => o.posts !== null).map((o) => [o.orgId, o]));
   const { salt, secretsKey } = key;
   const secretsChanged = async () => audited?.secretsKey !== (await secretsKey);
   return {
+    /** What the sources publish of each organization audited against them. */
+    expected,
     /** What the write stage inspects each file it writes against. */
     inspection: { needles, orgIds: expectations.orgIds },
     /**
@@ -105,7 +117,10 @@ export function createBuildAudit(
         // A carried file whose bytes changed since (the write proxy replaced an organization file) is
         // inspected, and the rules across files run again over its whole organization.
         const changedOrgs = new Set<string>();
+        // A kept part of a planned organization is audited with the rest of it.
+        const planned = new Set(expectations.orgs.map((exp) => exp.orgId));
         for (const rel of carried) {
+          if (planned.has(orgInFolder(rel))) continue;
           if (previous.unchangedSinceAudit(rel)) kept.add(rel);
           else changedOrgs.add(orgInFolder(rel));
         }
@@ -167,7 +182,6 @@ export function createBuildAudit(
         const sha256 = sha256Of(fileFacts.rel);
         if (sha256) facts.set(fileFacts.rel, { sha256, facts: fileFacts });
       }
-      const expected = new Map(expectations.orgs.filter((o) => o.posts !== null).map((o) => [o.orgId, o]));
       return { salt, secretsKey: await secretsKey, files: facts, whole: kept.size === 0 && byDifference.size === 0, expected };
     },
   };

@@ -252,18 +252,28 @@ export function readSnapshotRows(db: Db, orgIds?: readonly string[]): SnapshotRo
   })();
 }
 
+export interface Unvalidated {
+  /** Organizations left out. */
+  skip?: ReadonlySet<string>;
+  /** Organizations whose blocks are left empty: a build keeps their block files as they are. */
+  blocksKept?: ReadonlySet<string>;
+}
+
 /**
  * Validates every row read (drafts and archived blocks included, D9) but
- * those of the organizations `skip` names, which are left out.
+ * those `unvalidated` names: the last build validated the same rows with the
+ * same code.
  */
-export function validateSnapshot(rows: SnapshotRows, skip: ReadonlySet<string> = new Set()): SnapshotRead {
+export function validateSnapshot(rows: SnapshotRows, unvalidated: Unvalidated = {}): SnapshotRead {
+  const { skip, blocksKept } = unvalidated;
   const problems: Problem[] = [];
   const orgs: OrgSnapshot[] = [];
   for (const raw of rows.orgs) {
-    if (skip.has(raw.id)) continue;
+    if (skip?.has(raw.id)) continue;
     const record = orgRecordOf(raw.id, raw.org, raw.offers, problems);
     if (!record) continue;
-    orgs.push({ ...record, categories: categoriesOf(raw.id, raw.categories, problems), blocks: blocksOf(raw.id, raw, problems) });
+    const blocks = blocksKept?.has(raw.id) ? [] : blocksOf(raw.id, raw, problems);
+    orgs.push({ ...record, categories: categoriesOf(raw.id, raw.categories, problems), blocks });
   }
   return { orgs, missing: rows.missing, rowIds: rows.rowIds, problems };
 }

@@ -45,13 +45,16 @@ export interface OversizeFile {
 }
 
 /**
- * An organization as its last build planned it. While the digest of its
- * inputs is the same and no post is due, nothing of it can change: a build
+ * An organization as its last build planned it. While the digests of its
+ * inputs are the same and no post is due, nothing of it can change: a build
  * then keeps its files and records as they are and reports these figures.
+ * While one of them is, that part of its tree is kept (api-paths.ts `OrgPart`).
  */
 export interface StoredOrg {
-  /** Of the code, the organization's rows and its posts' files and bytes. */
-  digest: string;
+  /** Of the code and the organization's rows: what its `rows` part is made from. */
+  rowsDigest: string;
+  /** Of the code, its categories' rows and its posts' files and bytes: what its `posts` part is made from. */
+  postsDigest: string;
   /** The code that parsed its post records: other code parses every post again. */
   code: string;
   /** Its report figures, without the files written, kept and removed. */
@@ -154,12 +157,16 @@ export interface NextState {
   audit: AuditState;
 }
 
-/** What a build that keeps the live generation records: its planned organizations, and posts of the others read again. */
-export type KeptState = Pick<NextState, "orgs" | "posts" | "refreshed">;
+/**
+ * What a build that keeps the live generation records: its planned
+ * organizations, posts of the others read again, and what the sources now
+ * publish of the planned ones (no byte changed, so the live tree holds it).
+ */
+export type KeptState = Pick<NextState, "orgs" | "posts" | "refreshed"> & { expected: ReadonlyMap<string, OrgExpectation> };
 
 const STATE_FILE = "state.sqlite";
 /** Bumped whenever a table or a stored JSON shape changes: an older file then reads as empty. */
-const STATE_VERSION = 6;
+const STATE_VERSION = 7;
 
 // Records and facts are rowid tables: their rows (a kilobyte, a megabyte for a
 // long list's facts) would fill a WITHOUT ROWID table's pages a third full.
@@ -170,7 +177,7 @@ const SCHEMA = `
   CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE files (rel TEXT PRIMARY KEY, sha256 TEXT NOT NULL, ino INTEGER NOT NULL, mtime_ms REAL NOT NULL, size INTEGER NOT NULL) WITHOUT ROWID;
   CREATE TABLE pages (org_id TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID;
-  CREATE TABLE orgs (org_id TEXT PRIMARY KEY, digest TEXT NOT NULL, code TEXT NOT NULL, report TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE orgs (org_id TEXT PRIMARY KEY, rows_digest TEXT NOT NULL, posts_digest TEXT NOT NULL, code TEXT NOT NULL, report TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE post_ids (org_id TEXT NOT NULL, file TEXT NOT NULL, fingerprint TEXT NOT NULL, sha256 TEXT NOT NULL, PRIMARY KEY (org_id, file)) WITHOUT ROWID;
   CREATE TABLE posts (file TEXT NOT NULL UNIQUE, record TEXT NOT NULL);
   CREATE TABLE audit (rel TEXT NOT NULL UNIQUE, sha256 TEXT NOT NULL, facts TEXT NOT NULL);
@@ -203,8 +210,8 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
       state.changes.set(rel, written === 1);
     }
     for (const [orgId, sha] of db.prepare("SELECT * FROM pages").raw().iterate() as Iterable<[string, string]>) state.pages.set(orgId, sha);
-    for (const [orgId, digest, code, report] of db.prepare("SELECT * FROM orgs").raw().iterate() as Iterable<[string, string, string, string]>) {
-      state.orgs.set(orgId, { digest, code, ...(JSON.parse(report) as Omit<StoredOrg, "digest" | "code">) });
+    for (const [orgId, rowsDigest, postsDigest, code, report] of db.prepare("SELECT * FROM orgs").raw().iterate() as Iterable<[string, string, string, string, string]>) {
+      state.orgs.set(orgId, { rowsDigest, postsDigest, code, ...(JSON.parse(report) as Omit<StoredOrg, "rowsDigest" | "postsDigest" | "code">) });
     }
     for (const [f, orgId, fingerprint, sha256] of db.prepare("SELECT file, org_id, fingerprint, sha256 FROM post_ids").raw().iterate() as Iterable<[string, string, string, string]>) {
       state.posts.set(f, { orgId, fingerprint, sha256 });
@@ -384,7 +391,10 @@ export async function writeState(
 export function refreshState(store: Pick<TreeStore, "stateDir">, previous: BuildState, kept: KeptState): void {
   const db = openForWriting(stateFileOf(store));
   try {
-    db.transaction(() => writeOrgRows(db, kept, previous))();
+    db.transaction(() => {
+      writeOrgRows(db, kept, previous);
+      writeExpectations(db, kept.expected, previous, false);
+    })();
   } finally {
     db.close();
   }
@@ -394,17 +404,16 @@ export function refreshState(store: Pick<TreeStore, "stateDir">, previous: Build
  * The rows of the planned organizations (their posts, digest and figures) that
  * differ, the new fingerprints of kept ones' posts, and no rows of organizations gone.
  */
-function writeOrgRows(db: Database.Database, next: KeptState & { dropped?: readonly string[] }, previous: BuildState): void {
-  const putOrg = db.prepare("INSERT OR REPLACE INTO orgs VALUES (?, ?, ?, ?)");
+function writeOrgRows(db: Database.Database, next: Pick<NextState, "orgs" | "posts" | "refreshed"> & { dropped?: readonly string[] }, previous: BuildState): void {
+  const putOrg = db.prepare("INSERT OR REPLACE INTO orgs VALUES (?, ?, ?, ?, ?)");
   const putId = db.prepare("INSERT OR REPLACE INTO post_ids VALUES (?, ?, ?, ?)");
   const putPost = db.prepare("INSERT OR REPLACE INTO posts VALUES (?, ?)");
   const dropId = db.prepare("DELETE FROM post_ids WHERE org_id = ? AND file = ?");
   const dropPost = db.prepare("DELETE FROM posts WHERE file = ?");
-  for (const [orgId, { digest, code, ...report }] of next.orgs) {
+  for (const [orgId, { rowsDigest, postsDigest, code, ...report }] of next.orgs) {
     const stored = previous.orgs.get(orgId);
-    if (stored?.digest !== digest || stored.code !== code || JSON.stringify(report) !== JSON.stringify(withoutKeys(stored))) {
-      putOrg.run(orgId, digest, code, JSON.stringify(report));
-    }
+    const same = stored?.rowsDigest === rowsDigest && stored.postsDigest === postsDigest && stored.code === code;
+    if (!same || JSON.stringify(report) !== JSON.stringify(withoutKeys(stored))) putOrg.run(orgId, rowsDigest, postsDigest, code, JSON.stringify(report));
   }
   for (const [orgId, byFile] of next.posts) {
     // Records parsed by other code are all written again under this code's name.
@@ -433,7 +442,7 @@ function writeOrgRows(db: Database.Database, next: KeptState & { dropped?: reado
   }
 }
 
-const withoutKeys = ({ digest: _digest, code: _code, ...report }: StoredOrg) => report;
+const withoutKeys = ({ rowsDigest: _rows, postsDigest: _posts, code: _code, ...report }: StoredOrg) => report;
 
 function writeRows(
   db: Database.Database,
@@ -472,7 +481,6 @@ function writeRows(
 function writeAuditRows(db: Database.Database, next: NextState, previous: BuildState): void {
   const putAudit = db.prepare("INSERT OR REPLACE INTO audit VALUES (?, ?, ?)");
   const dropAudit = db.prepare("DELETE FROM audit WHERE rel = ?");
-  const putExpected = db.prepare("INSERT OR REPLACE INTO expectations VALUES (?, ?)");
   const { files, whole, expected } = next.audit;
   if (whole) db.exec("DELETE FROM audit; DELETE FROM expectations");
   const known = whole ? new Map<string, AuditedFile>() : previous.auditAt(files.keys());
@@ -481,9 +489,15 @@ function writeAuditRows(db: Database.Database, next: NextState, previous: BuildS
     if (old?.sha256 !== audited.sha256 || old.facts !== audited.facts) putAudit.run(rel, audited.sha256, JSON.stringify(audited.facts));
   }
   if (!whole) for (const [rel, written] of next.changes) if (!written) dropAudit.run(rel);
+  writeExpectations(db, expected, previous, whole);
+  for (const orgId of next.dropped) db.prepare("DELETE FROM expectations WHERE org_id = ?").run(orgId);
+}
+
+/** The expectations that differ from those recorded (all of them, `whole`, after the table was emptied). */
+function writeExpectations(db: Database.Database, expected: ReadonlyMap<string, OrgExpectation>, previous: BuildState, whole: boolean): void {
+  const putExpected = db.prepare("INSERT OR REPLACE INTO expectations VALUES (?, ?)");
   for (const [orgId, expectation] of expected) {
     const json = JSON.stringify(expectation);
     if (whole || JSON.stringify(previous.expectedOf(orgId)) !== json) putExpected.run(orgId, json);
   }
-  for (const orgId of next.dropped) db.prepare("DELETE FROM expectations WHERE org_id = ?").run(orgId);
 }

@@ -12,7 +12,7 @@
  */
 import { lstatSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { fileOf, orgInFolder, parseApiPath } from "../api-paths.js";
+import { fileOf, orgInFolder, parseApiPath, partOfFile } from "../api-paths.js";
 import { itemFileKinds, itemRoute, ROUTES } from "../route-table.js";
 import type { OrgRows } from "../db/read-snapshot.js";
 import type { CategoryRecord, PostRecord } from "../model/snapshot.js";
@@ -55,28 +55,48 @@ export function previousPosts(previous: PreviousBuild, codeVersion: string): Pic
   };
 }
 
-/**
- * Of everything an organization's files are made from but the clock: the
- * code, its rows as stored, and each post's file and bytes. While it is the
- * digest its last build recorded and no post of it is due, a build keeps the
- * organization as it is, without validating its rows again (that build
- * validated the same rows with the same code).
- */
-export function orgDigest(codeVersion: string, rows: OrgRows, posts: readonly PostIdentity[]): string {
-  const files = posts.map((p) => `${p.rel}\u0000${p.sha256}`).sort(compareCodeUnits);
-  return sha256(`${codeVersion}\u0001${JSON.stringify(rows)}\u0001${files.join("\u0001")}`);
+/** Of everything an organization's `rows` part is made from: the code and its rows as stored. */
+export function rowsDigestOf(codeVersion: string, rows: OrgRows): string {
+  return sha256(`${codeVersion}\u0001${JSON.stringify(rows)}`);
 }
 
 /**
- * Whether an organization is as the live generation's build left it: a
- * trusted state, the same digest, parsed by this code, and no scheduled post
- * due at `now`.
+ * Of everything an organization's `posts` part is made from but the clock:
+ * the code, its categories' rows (a post shows its category's name) and each
+ * post's file and bytes.
  */
-export function isUnchanged(previous: PreviousBuild, codeVersion: string, now: number, rows: OrgRows, posts: readonly PostIdentity[]): boolean {
+export function postsDigestOf(codeVersion: string, rows: OrgRows, posts: readonly PostIdentity[]): string {
+  const files = posts.map((p) => `${p.rel}\u0000${p.sha256}`).sort(compareCodeUnits);
+  return sha256(`${codeVersion}\u0001${JSON.stringify(rows.categories)}\u0001${files.join("\u0001")}`);
+}
+
+/**
+ * The parts of an organization that are as the live generation's build left
+ * them, so a build keeps their files without validating their inputs again
+ * (that build validated the same inputs with the same code): the rows part
+ * while its digest is the same; the posts part while its digest is the same
+ * (`posts` is null when a post's bytes changed) and no scheduled post is due
+ * at `now`. Nothing is kept without a trusted state made by this code. One
+ * part alone is kept only while the audit's recorded expectations of the
+ * organization are at hand: the kept part's are taken from them.
+ */
+export function keptPartsOf(
+  previous: PreviousBuild,
+  codeVersion: string,
+  now: number,
+  rows: OrgRows,
+  posts: readonly PostIdentity[] | null,
+): { rows: boolean; posts: boolean } {
   const stored = previous.state.orgs.get(rows.id);
-  if (!previous.trusted || stored === undefined || stored.code !== codeVersion) return false;
-  if (stored.nextPublishAt !== null && Date.parse(stored.nextPublishAt) <= now) return false;
-  return stored.digest === orgDigest(codeVersion, rows, posts);
+  const none = { rows: false, posts: false };
+  if (!previous.trusted || stored === undefined || stored.code !== codeVersion) return none;
+  const due = stored.nextPublishAt !== null && Date.parse(stored.nextPublishAt) <= now;
+  const kept = {
+    rows: stored.rowsDigest === rowsDigestOf(codeVersion, rows),
+    posts: posts !== null && !due && stored.postsDigest === postsDigestOf(codeVersion, rows, posts),
+  };
+  if (kept.rows !== kept.posts && !previous.state.expectedOf(rows.id)?.posts) return none;
+  return kept;
 }
 
 /** An organization-level file, rendered in memory. */
@@ -104,6 +124,8 @@ export interface PostJob {
 
 export interface GenerationPlan {
   previous: PreviousBuild;
+  /** The organizations whose posts part is planned: their post records are the ones now held. */
+  postsPlanned: string[];
   outputs: Output[];
   jobs: PostJob[];
   /** Files of the live generation that the next one does not have. */
@@ -115,6 +137,8 @@ export interface GenerationPlan {
   pagesChanged: boolean;
   /** Organizations that keep their live files, membership and records. */
   keeps: (orgId: string) => boolean;
+  /** Organizations that keep their live page membership: those kept, and those whose rows part is. */
+  keepsPages: (orgId: string) => boolean;
   /** The rendering and parsing code this plan was made by. */
   codeVersion: string;
   /** The live file at `rel`: its hash and identity, undefined when there is none. */
@@ -181,8 +205,9 @@ export const proxyFileOf = (orgId: string): string => fileOf({ kind: "organizati
  */
 export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[], options: PlanGenerationOptions): GenerationPlan {
   const { live, state, trusted } = previous;
-  const planned = new Set(plans.map((p) => p.orgId));
+  const planned = new Map(plans.map((p) => [p.orgId, p]));
   const keeps = (orgId: string) => !planned.has(orgId) && options.keep(orgId);
+  const keepsPages = (orgId: string) => keeps(orgId) || planned.get(orgId)?.kept.rows === true;
   // Trusted, the live files are needed only to find what goes and what is carried:
   // a build that plans nothing and drops no organization reads none of their rows.
   const everyOrgKept = trusted && plans.length === 0 && [...state.pages.keys()].every(keeps);
@@ -205,6 +230,8 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
       const hash = sha256(bytes);
       outputs.push({ rel, orgId: plan.orgId, bytes, sha256: hash, unchanged: liveEntry(rel)?.[0] === hash });
     }
+    // A kept posts part has no post to plan, and its records are not read.
+    if (plan.kept.posts) continue;
     const cachedPosts = state.postsOf(plan.orgId);
     for (const post of plan.posts) {
       const rels = postRels(plan.orgId, post);
@@ -222,7 +249,10 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
   const carried: string[] = [];
   // Trusted, every file is one a build wrote, in its organization's folder.
   const kept = (rel: string): boolean => {
-    if (trusted) return keeps(orgInFolder(rel));
+    if (trusted) {
+      const orgId = orgInFolder(rel);
+      return keeps(orgId) || planned.get(orgId)?.kept[partOfFile(rel)] === true;
+    }
     const route = parseApiPath(apiPathOfFile(rel));
     // A stray file in a tree that is not trusted (put there by hand) goes, whatever organization it names.
     return route !== null && ROUTES[route.kind].access === "read" && keeps(route.orgId);
@@ -231,11 +261,12 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
     if (owners.has(rel)) continue;
     (kept(rel) ? carried : removed).push(rel);
   }
-  const pages = new Map(plans.map((p) => [p.orgId, canonicalJson(p.pages)]));
+  const pages = new Map(plans.flatMap((p) => (p.pages === null ? [] : [[p.orgId, canonicalJson(p.pages)] as const])));
   const pagesChanged =
     [...pages].some(([orgId, json]) => state.pages.get(orgId) !== sha256(json)) ||
-    [...state.pages.keys()].some((orgId) => !pages.has(orgId) && !keeps(orgId));
-  return { previous, outputs, jobs, removed, carried, pages, pagesChanged, keeps, liveEntry, codeVersion: options.codeVersion };
+    [...state.pages.keys()].some((orgId) => !pages.has(orgId) && !keepsPages(orgId));
+  const postsPlanned = plans.filter((p) => !p.kept.posts).map((p) => p.orgId);
+  return { previous, postsPlanned, outputs, jobs, removed, carried, pages, pagesChanged, keeps, keepsPages, liveEntry, codeVersion: options.codeVersion };
 }
 
 /**

@@ -3,6 +3,7 @@
  * one rename inside the transaction that records its state for the next build,
  * and removes generations older than the one it replaced.
  */
+import type { OrgExpectation } from "../audit/audit-inputs.js";
 import type { PostRecord } from "../model/snapshot.js";
 import { refreshState, writeState, type AuditState, type CachedPost, type NextState, type StoredOrg } from "./build-state.js";
 import { sha256 } from "./file-bytes.js";
@@ -18,13 +19,15 @@ export interface KeptSources {
   orgs: Map<string, StoredOrg>;
   /** Posts of unchanged organizations copied anew with the same bytes, and their new fingerprint. */
   refreshed: [file: string, fingerprint: string][];
+  /** What the sources publish of each planned organization (the audit's expectations). */
+  expected: ReadonlyMap<string, OrgExpectation>;
 }
 
-/** Every post record of the planned organizations, with the key its files were rendered from and its list item. */
+/** Every post record of the organizations whose posts were planned, with the key its files were rendered from and its list item. */
 function nextPosts(plan: GenerationPlan, records: ReadonlyMap<string, readonly PostRecord[]>): NextState["posts"] {
   const posts: NextState["posts"] = new Map();
   const jobOf = new Map(plan.jobs.map((job) => [job.post.file, job]));
-  for (const orgId of plan.pages.keys()) {
+  for (const orgId of plan.postsPlanned) {
     const byFile = new Map<string, CachedPost>();
     posts.set(orgId, byFile);
     for (const { body: _body, ...record } of records.get(orgId) ?? []) {
@@ -39,7 +42,7 @@ function nextPosts(plan: GenerationPlan, records: ReadonlyMap<string, readonly P
 function droppedOrgs(plan: GenerationPlan): string[] {
   const { state } = plan.previous;
   const known = new Set([...state.pages.keys(), ...state.orgs.keys()]);
-  return [...known].filter((orgId) => !plan.pages.has(orgId) && !plan.keeps(orgId));
+  return [...known].filter((orgId) => !plan.pages.has(orgId) && !plan.keepsPages(orgId));
 }
 
 /** The state of the next generation: its files, memberships, the planned organizations' rows, the audit's facts. */
@@ -51,7 +54,7 @@ function nextState(plan: GenerationPlan, written: WrittenGeneration, kept: KeptS
   const base = trusted && live ? live.id : null;
   const pages = new Map<string, string>();
   for (const [orgId, json] of plan.pages) pages.set(orgId, sha256(json));
-  for (const [orgId, hash] of state.pages) if (plan.keeps(orgId)) pages.set(orgId, hash);
+  for (const [orgId, hash] of state.pages) if (plan.keepsPages(orgId)) pages.set(orgId, hash);
   return { base, changes: written.replay, files: written.files, pages, orgs, posts: nextPosts(plan, records), refreshed, dropped: droppedOrgs(plan), audit };
 }
 
@@ -61,9 +64,9 @@ function nextState(plan: GenerationPlan, written: WrittenGeneration, kept: KeptS
  * copied anew is kept for the next build.
  */
 export function keepLive(store: TreeStore, plan: GenerationPlan, kept: KeptSources): void {
-  const { records, orgs, refreshed } = kept;
+  const { records, orgs, refreshed, expected } = kept;
   if (!plan.previous.trusted || (orgs.size === 0 && refreshed.length === 0)) return;
-  refreshState(store, plan.previous.state, { orgs, posts: nextPosts(plan, records), refreshed });
+  refreshState(store, plan.previous.state, { orgs, posts: nextPosts(plan, records), refreshed, expected });
 }
 
 /** Publishes `written`, and records what the next build reuses. */

@@ -26,6 +26,7 @@ import type { FileEntry } from "./build-state.js";
 import { renderInParallel, renderWorkers, type FileOutcome, type RenderJobInput, type RenderSetup } from "./render-pool.js";
 import { createFile, inFolder, linkInto, postFileBytes, removeFile } from "./tree-files.js";
 import { apiPathOfFile, orgOfFile, proxyFileOf, type GenerationPlan, type PostJob } from "./plan-generation.js";
+import { orgInFolder } from "../api-paths.js";
 import { generation, nextGenerationId, pagesFileOf, recycleGeneration, type Generation, type TreeStore } from "./tree-store.js";
 
 /** Posts rendered between two turns of the event loop. */
@@ -238,6 +239,11 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
         if (done % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
       }
     }
+    // The files of a planned organization's kept part are among its unchanged ones.
+    for (const rel of plan.carried) {
+      const stats = perOrg.get(orgInFolder(rel));
+      if (stats) stats.unchanged++;
+    }
     if (gen === null) return { kind: "unchanged", perOrg, postsRendered };
     const tree = (gen as Generation).tree;
     for (const rel of plan.carried) {
@@ -256,7 +262,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
     const next = gen as Generation;
     mkdirSync(path.join(next.dir, "pages"), { recursive: true });
     for (const [orgId, json] of plan.pages) writeFileSync(pagesFileOf(next, orgId), json, { flag: "wx" });
-    for (const orgId of state.pages.keys()) if (plan.keeps(orgId)) linkSync(pagesFileOf(live!, orgId), pagesFileOf(next, orgId));
+    for (const orgId of state.pages.keys()) if (plan.keepsPages(orgId)) linkSync(pagesFileOf(live!, orgId), pagesFileOf(next, orgId));
     const writtenCount = [...perOrg.values()].reduce((n, s) => n + s.written, 0);
     if (!trusted && live !== null && writtenCount === 0 && plan.removed.length === 0 && !plan.pagesChanged && !options.force) {
       await discardGeneration(next);

@@ -40,19 +40,33 @@ export interface OrgCounts {
   categories: number;
 }
 
+/**
+ * The parts of an organization whose inputs are as its last build recorded
+ * them (api-paths.ts `OrgPart`): their files are kept as they are, and their
+ * figures are that build's.
+ */
+export interface KeptParts {
+  rows: boolean;
+  posts: boolean;
+  counts: OrgCounts;
+  nextPublishAt: string | null;
+}
+
 export interface OrgPlan {
   orgId: string;
-  /** Every file but the three of each published post. */
+  /** Every file but the three of each published post, but those of a kept part. */
   files: RenderedFile[];
-  /** Published posts, newest first; their files come from renderPostFiles. */
+  /** Published posts, newest first; their files come from renderPostFiles. None when the posts are kept. */
   posts: PostRecord[];
   /** Each published post's list item, as canonical JSON, by post file. */
   summaries: Map<string, string>;
   categories: ReadonlyMap<string, CategoryRecord>;
-  pages: PageMembership;
+  /** Null when the rows are kept: the membership is the last build's. */
+  pages: PageMembership | null;
   counts: OrgCounts;
   /** Earliest publish instant still in the future (D1, D12), ISO 8601, or null. */
   nextPublishAt: string | null;
+  kept: { rows: boolean; posts: boolean };
 }
 
 // The files of one block and of one published post, as the route table lists them.
@@ -72,31 +86,67 @@ export function categoryKeyOf(post: PostRecord, categories: ReadonlyMap<string, 
 /**
  * `cached` gives the list item of a post whose sources did not change since
  * it was rendered: the contents list is then assembled from those, and only
- * the changed posts' items are rendered again.
+ * the changed posts' items are rendered again. A part `kept` names is not
+ * rendered (its posts, or its blocks, are not even at hand).
  */
-export function planOrg(org: OrgSnapshot, posts: readonly PostRecord[], now: number, cached?: CachedSummary): OrgPlan {
+export function planOrg(
+  org: OrgSnapshot,
+  posts: readonly PostRecord[],
+  now: number,
+  cached?: CachedSummary,
+  kept?: KeptParts,
+): OrgPlan {
+  const categories = categoriesBySlug(org);
+  const rows = kept?.rows ? keptRows(kept) : planRows(org);
+  const postsPart = kept?.posts ? keptPosts(kept) : planPosts(org.id, posts, now, categories, cached);
+  return {
+    orgId: org.id,
+    files: [...rows.files, ...postsPart.files],
+    posts: postsPart.posts,
+    summaries: postsPart.summaries,
+    categories,
+    pages: rows.pages,
+    counts: { ...postsPart.counts, ...rows.counts, categories: org.categories.length },
+    nextPublishAt: postsPart.nextPublishAt,
+    kept: { rows: kept?.rows ?? false, posts: kept?.posts ?? false },
+  };
+}
+
+type BlockCounts = Pick<OrgCounts, "blocksPublished" | "blocksUnpublished">;
+type PostCounts = Pick<OrgCounts, "postsPublished" | "postsDraft" | "postsArchived" | "postsScheduled">;
+
+/** The files made from the database rows alone: organization, categories, blocks. */
+function planRows(org: OrgSnapshot): { files: RenderedFile[]; pages: PageMembership; counts: BlockCounts } {
   const orgId = org.id;
   const files: RenderedFile[] = [];
   const add = (route: Route, json: unknown) => files.push({ route, json });
-
   add({ kind: "organization", orgId }, renderOrganization(org));
   add({ kind: "categories", orgId }, renderCategories(org.categories));
-
   const blocks = renderBlocks(org.blocks);
   add({ kind: "blocks", orgId }, blocks.list);
   for (const block of blocks.blocks) {
     for (const kind of BLOCK_FILE_KINDS) add(itemRoute(kind, orgId, block), block);
   }
+  return { files, pages: blocks.pages, counts: { blocksPublished: blocks.blocks.length, blocksUnpublished: blocks.unpublished } };
+}
 
-  const counts: OrgCounts = {
-    postsPublished: 0,
-    postsDraft: 0,
-    postsArchived: 0,
-    postsScheduled: 0,
-    blocksPublished: blocks.blocks.length,
-    blocksUnpublished: blocks.unpublished,
-    categories: org.categories.length,
-  };
+const keptRows = ({ counts }: KeptParts) => ({
+  files: [],
+  pages: null,
+  counts: { blocksPublished: counts.blocksPublished, blocksUnpublished: counts.blocksUnpublished },
+});
+
+const keptPosts = ({ counts, nextPublishAt }: KeptParts) => ({
+  files: [],
+  posts: [],
+  summaries: new Map<string, string>(),
+  counts: { postsPublished: counts.postsPublished, postsDraft: counts.postsDraft, postsArchived: counts.postsArchived, postsScheduled: counts.postsScheduled },
+  nextPublishAt,
+});
+
+/** The contents list, and the published posts whose files renderPostFiles makes. */
+function planPosts(orgId: string, posts: readonly PostRecord[], now: number, categories: ReadonlyMap<string, CategoryRecord>, cached?: CachedSummary) {
+  const counts: PostCounts = { postsPublished: 0, postsDraft: 0, postsArchived: 0, postsScheduled: 0 };
   let nextPublish = Infinity;
   const published: PostRecord[] = [];
   for (const post of posts) {
@@ -111,7 +161,6 @@ export function planOrg(org: OrgSnapshot, posts: readonly PostRecord[], now: num
     else counts.postsArchived++;
   }
 
-  const categories = categoriesBySlug(org);
   const ordered = sortNewestFirst(published);
   const summaries = new Map<string, string>();
   const items = ordered.map((post) => {
@@ -121,15 +170,11 @@ export function planOrg(org: OrgSnapshot, posts: readonly PostRecord[], now: num
   });
   // The canonical JSON of the list is its items' canonical JSON, joined: a
   // list of 10k posts is assembled, not serialized again.
-  files.push({ route: { kind: "contents", orgId }, canonical: `{"items":[${items.join(",")}]}` });
-
+  const files: RenderedFile[] = [{ route: { kind: "contents", orgId }, canonical: `{"items":[${items.join(",")}]}` }];
   return {
-    orgId,
     files,
     posts: ordered,
     summaries,
-    categories,
-    pages: blocks.pages,
     counts,
     nextPublishAt: Number.isFinite(nextPublish) ? new Date(nextPublish).toISOString() : null,
   };

@@ -18,20 +18,27 @@ export interface LoadSourcesOptions {
   /** Only these organizations, and only their content folders (D14). */
   orgs?: readonly string[];
   /** What the previous build recorded of the posts: records are reused while a file's bytes are the same. */
-  previous?: Omit<PreviousPosts, "unchanged" | "candidates"> & {
+  previous?: Omit<PreviousPosts, "kept" | "candidates"> & {
     /**
-     * Whether an organization whose every post has its stored bytes is
-     * unchanged as a whole, given its rows as stored: then its posts are not
-     * read, nor its rows validated (the build that recorded it validated the same).
+     * The parts of an organization kept as the last build left them, given its
+     * rows as stored and its posts when each has its stored bytes (else null):
+     * kept posts are not read, kept rows not validated (the build that
+     * recorded them validated the same).
      */
-    unchanged?: (rows: OrgRows, posts: readonly PostIdentity[]) => boolean;
+    kept?: (rows: OrgRows, posts: readonly PostIdentity[] | null) => { rows: boolean; posts: boolean };
   };
   bodyBudget?: number;
 }
 
 export interface LoadedSources<T> {
-  /** Every organization read, validated; but those found unchanged (posts.unchanged), which are left out. */
+  /**
+   * Every organization read, validated; but those kept whole (in `rowsKept`
+   * and posts.kept), which are left out, and the blocks of the others in
+   * `rowsKept`, which are left empty.
+   */
   snapshot: SnapshotRead;
+  /** The organizations whose rows part is kept as the last build left it. */
+  rowsKept: Set<string>;
   /** Every organization's rows as stored, in the order read. */
   rows: SnapshotRows;
   /** Null when no content folder was given. */
@@ -64,7 +71,7 @@ export async function loadSources<T = undefined>(
   const missing = rows.missing.map((id) => ({ where: `--org ${id}`, message: "no organization has this id" }));
   if (options.content === undefined) {
     const snapshot = validateSnapshot(rows);
-    return { snapshot, rows, posts: null, problems: [...snapshot.problems, ...missing], warnings: [], extra };
+    return { snapshot, rowsKept: new Set(), rows, posts: null, problems: [...snapshot.problems, ...missing], warnings: [], extra };
   }
 
   const byId = new Map(rows.orgs.map((org) => [org.id, org]));
@@ -73,10 +80,12 @@ export async function loadSources<T = undefined>(
     identity: given.identity,
     records: given.records,
     candidates: [...byId.keys()],
-    unchanged: given.unchanged && ((orgId, posts) => given.unchanged!(byId.get(orgId)!, posts)),
+    kept: given.kept && ((orgId, posts) => given.kept!(byId.get(orgId)!, posts).posts),
   };
   const posts = await readPosts(options.content, options.orgs, { previous, bodyBudget: options.bodyBudget });
-  const snapshot = validateSnapshot(rows, posts.unchanged);
+  const rowsKept = new Set(given?.kept ? rows.orgs.filter((org) => given.kept!(org, null).rows).map((org) => org.id) : []);
+  const keptWhole = new Set([...rowsKept].filter((orgId) => posts.kept.has(orgId)));
+  const snapshot = validateSnapshot(rows, { skip: keptWhole, blocksKept: rowsKept });
   const problems: Problem[] = [...snapshot.problems, ...missing, ...posts.problems];
   if (options.orgs === undefined) {
     for (const folder of posts.byOrg.keys()) {
@@ -85,6 +94,6 @@ export async function loadSources<T = undefined>(
       }
     }
   }
-  for (const org of snapshot.orgs) if (!posts.unchanged.has(org.id)) problems.push(...crossCheck(org, posts.byOrg.get(org.id) ?? []));
-  return { snapshot, rows, posts, problems, warnings: posts.warnings, extra };
+  for (const org of snapshot.orgs) problems.push(...crossCheck(org, posts.byOrg.get(org.id) ?? []));
+  return { snapshot, rowsKept, rows, posts, problems, warnings: posts.warnings, extra };
 }

@@ -5,7 +5,7 @@
  *
  * Incremental builds hand in the records of the previous build: a file whose
  * identity (size, mtime, ctime, inode) is unchanged is not read again, and an
- * organization whose inputs are all as they were needs no record at all. Bodies
+ * organization whose posts are all as they were, and kept, needs no record at all. Bodies
  * are kept in memory up to a budget and read again when rendering needs them,
  * so a 100k-post organization never holds every body at once.
  */
@@ -23,11 +23,11 @@ import { parseInParallel } from "./parse-pool.js";
 export const DEFAULT_BODY_BUDGET = 64 * 1024 * 1024;
 
 export interface PostsRead {
-  /** Posts per organization folder name, but for the organizations unchanged. */
+  /** Posts per organization folder name, but for the organizations whose posts are kept. */
   byOrg: Map<string, PostRecord[]>;
-  /** Organizations found unchanged as a whole (PreviousPosts.unchanged): none of their posts was parsed. */
-  unchanged: Set<string>;
-  /** Posts of unchanged organizations whose file was copied anew with the same bytes, and their new fingerprint. */
+  /** Organizations whose posts are kept as they are (PreviousPosts.kept): none of them was parsed. */
+  kept: Set<string>;
+  /** Posts of those organizations whose file was copied anew with the same bytes, and their new fingerprint. */
   refreshed: [file: string, fingerprint: string][];
   problems: Problem[];
   /** What a build accepts but reports: a link with another name than `*.md` that leads nowhere, a post too large for the edge. */
@@ -55,11 +55,11 @@ export interface PreviousPosts {
   records: (orgId: string) => ReadonlyMap<string, PostRecord>;
   /**
    * Called for each of `candidates` whose every post has the bytes of its
-   * stored record: whether the organization is unchanged as a whole. Then its
-   * posts are neither read nor parsed, and it is left out of `byOrg`.
+   * stored record: whether the organization's posts are kept as the last build
+   * left them. Then they are neither read nor parsed, and it is left out of `byOrg`.
    */
-  unchanged?: (orgId: string, posts: readonly PostIdentity[]) => boolean;
-  /** The organizations that may be unchanged (those with a database row). */
+  kept?: (orgId: string, posts: readonly PostIdentity[]) => boolean;
+  /** The organizations whose posts may be kept (those with a database row). */
   candidates?: readonly string[];
 }
 
@@ -112,35 +112,35 @@ export async function readPosts(
     if (list) list.push(i);
     else filesOf.set(orgOf(i), [i]);
   });
-  const unchanged = new Set<string>();
+  const kept = new Set<string>();
   const refreshed: [string, string][] = [];
-  for (const orgId of previous?.unchanged ? (previous.candidates ?? []) : []) {
+  for (const orgId of previous?.kept ? (previous.candidates ?? []) : []) {
     const files = filesOf.get(orgId) ?? [];
     if (!files.every((i) => same[i] !== undefined)) continue;
     const identities = files.map((i) => ({ rel: listed[i]!.rel, sha256: previous!.identity(listed[i]!.rel)!.sha256 }));
-    if (!previous!.unchanged!(orgId, identities)) continue;
-    unchanged.add(orgId);
+    if (!previous!.kept!(orgId, identities)) continue;
+    kept.add(orgId);
     reused += files.length;
     for (const i of files) if (same[i] !== previous!.identity(listed[i]!.rel)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
   }
-  for (const orgId of unchanged) byOrg.delete(orgId);
+  for (const orgId of kept) byOrg.delete(orgId);
   const results: (PostRecord | Problem[] | null | undefined)[] = listed.map((entry, i) => {
-    if (unchanged.has(orgOf(i))) return null;
+    if (kept.has(orgOf(i))) return null;
     const fingerprint = same[i];
     const record = fingerprint === undefined ? undefined : previous!.records(orgOf(i)).get(entry.rel);
     if (!record) return undefined;
     reused++;
-    const { body: _body, ...kept } = record;
-    return { ...kept, fingerprint: fingerprint! };
+    const { body: _body, ...stored } = record;
+    return { ...stored, fingerprint: fingerprint! };
   });
   const toParse = results.flatMap((result, i) => (result === undefined ? [i] : []));
   const rels = toParse.map((i) => listed[i]!.rel);
-  let kept = 0;
+  let held = 0;
   const budget = options.bodyBudget ?? DEFAULT_BODY_BUDGET;
   // Applied as each post is parsed, so no more bodies than the budget are ever held at once.
   const keepWithinBudget = (record: PostRecord) => {
     if (record.body === undefined) return;
-    if (kept + record.body.length <= budget) kept += record.body.length;
+    if (held + record.body.length <= budget) held += record.body.length;
     else delete record.body;
   };
   const { results: fresh, threads } = await parseInParallel(contentDir, realRoot, rels, keepWithinBudget);
@@ -159,7 +159,7 @@ export async function readPosts(
   });
   const warnings = [...listing.warnings];
   for (const file of listed) if (file.stats.size > EDGE_FILE_LIMIT) warnings.push(postFileWarning(file.rel, file.stats.size));
-  return { byOrg, unchanged, refreshed, problems, warnings, files: listing.found, parsed, reused, threads };
+  return { byOrg, kept, refreshed, problems, warnings, files: listing.found, parsed, reused, threads };
 }
 
 /** A post file as it is now, or null when it cannot be read (parsing then says why). */

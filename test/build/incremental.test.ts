@@ -104,6 +104,11 @@ describe("incremental builds", () => {
         withDb(fx.db, (db) =>
           db.prepare("UPDATE block_fields SET value = ? WHERE org_id = ? AND block_id = 'hero'").run(JSON.stringify(`Hi ${random()}`), ORG),
         ),
+      // A block unpublished or published again: its files and its page membership come and go.
+      () =>
+        withDb(fx.db, (db) =>
+          db.prepare("UPDATE blocks SET status = ? WHERE org_id = ? AND id = 'hero'").run(random() < 0.5 ? "draft" : "published", ORG),
+        ),
       async () => {
         const when = new Date(Date.now() - Math.floor(random() * 1e6));
         await utimes(path.join(fx.content, fileOf.get(pick())!), when, when);

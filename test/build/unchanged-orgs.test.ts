@@ -15,7 +15,24 @@ import { insertBlock, insertCategory, insertOrg, withDb } from "../fixtures/data
 import { postMeta, writePost } from "../fixtures/posts.js";
 import { hashTree, pathExists } from "../fixtures/tree.js";
 
-const { planned, read } = vi.hoisted(() => ({ planned: [] as string[], read: [] as string[] }));
+const { planned, parts, read, blockRenders } = vi.hoisted(() => ({
+  planned: [] as string[],
+  /** The parts of each planned organization that were rendered. */
+  parts: [] as string[],
+  read: [] as string[],
+  blockRenders: { count: 0 },
+}));
+
+vi.mock("../../src/render/blocks.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/render/blocks.js")>();
+  return {
+    ...actual,
+    renderBlocks: (...args: Parameters<typeof actual.renderBlocks>) => {
+      blockRenders.count++;
+      return actual.renderBlocks(...args);
+    },
+  };
+});
 
 vi.mock("../../src/render/render-org.js", async (importOriginal) => {
   const actual = await importOriginal<typeof import("../../src/render/render-org.js")>();
@@ -23,7 +40,10 @@ vi.mock("../../src/render/render-org.js", async (importOriginal) => {
     ...actual,
     planOrg: (...args: Parameters<typeof actual.planOrg>) => {
       planned.push(args[0].id);
-      return actual.planOrg(...args);
+      const plan = actual.planOrg(...args);
+      if (!plan.kept.rows) parts.push(`${plan.orgId} rows`);
+      if (!plan.kept.posts) parts.push(`${plan.orgId} posts`);
+      return plan;
     },
   };
 });
@@ -58,9 +78,11 @@ function seedOrg(fx: Fixture, orgId: string): Promise<unknown> {
 /** Builds, and returns the report with the organizations the build planned. */
 async function buildPlanning(fx: Fixture, options: Parameters<typeof buildFixture>[1] = {}) {
   planned.length = 0;
+  parts.length = 0;
   read.length = 0;
+  blockRenders.count = 0;
   const report: BuildReport = await buildFixture(fx, options);
-  return { report, planned: [...planned].sort(), read: [...new Set(read)].sort() };
+  return { report, planned: [...planned].sort(), parts: [...parts].sort(), read: [...new Set(read)].sort(), blockRenders: blockRenders.count };
 }
 
 async function expectCleanTree(fx: Fixture, name: string, options: Parameters<typeof buildFixture>[1] = {}): Promise<void> {
@@ -163,6 +185,8 @@ describe("organizations whose inputs did not change", () => {
   it("a PATCH that replaces a kept organization's file while the build writes survives the swap (D14)", async () => {
     await buildFixture(fx);
     withDb(fx.db, (db) => db.prepare("UPDATE organizations SET name = 'Alpha, renamed' WHERE id = 'alpha'").run());
+    // A post to render, so that onProgress is called.
+    await writePost(fx.content, "alpha/p3.md", postMeta("alpha-p3", { title: "Edited meanwhile" }));
     let landed = false;
     // Called once the next generation holds its copy of the live tree: the write proxy commits and replaces beta's file now.
     const onProgress = () => {
@@ -215,5 +239,99 @@ describe("organizations whose inputs did not change", () => {
     expect(due.report.changedPaths.added).toContain("/api/organizations/gamma/contents/gamma-later");
     expect(due.report.nextPublishAt).toBeNull();
     await expectCleanTree(fx, "clean-due", { now: at });
+  });
+});
+
+/** An organization's figures in a report, whatever the build wrote or kept of it. */
+const figuresOf = (report: BuildReport, orgId: string) => {
+  const { filesWritten, filesUnchanged, filesRemoved: _removed, ...figures } = report.orgs.find((org) => org.orgId === orgId)!;
+  return { ...figures, files: filesWritten + filesUnchanged };
+};
+
+describe("a part of an organization whose inputs did not change", () => {
+  let fx: Fixture;
+  beforeEach(async () => {
+    fx = await makeFixture();
+    for (const orgId of ORGS) await seedOrg(fx, orgId);
+  });
+  afterEach(async () => removeDir(fx.dir));
+
+  it("a changed block renders the organization's rows alone: no post is read, parsed or rendered", async () => {
+    await buildFixture(fx);
+    withDb(fx.db, (db) => db.prepare("UPDATE block_fields SET value = ? WHERE org_id = 'beta' AND block_id = 'hero'").run(JSON.stringify("Hello again")));
+    const built = await buildPlanning(fx);
+    expect(built.parts).toEqual(["beta rows"]);
+    expect(built.read).toEqual([]);
+    expect(built.report).toMatchObject({ changed: true, postsParsed: 0, postsReused: 20, postsRendered: 0 });
+    expect(built.report.changedPaths).toEqual({
+      added: [],
+      changed: ["/api/organizations/beta/blocks", "/api/organizations/beta/blocks/by-slug/hero", "/api/organizations/beta/blocks/hero"],
+      removed: [],
+    });
+    await expectCleanTree(fx, "clean-block");
+    const clean = await buildFixture(fx, { out: path.join(fx.dir, "clean-figures") });
+    expect(figuresOf(built.report, "beta")).toEqual(figuresOf(clean, "beta"));
+  });
+
+  it("an edited, added or deleted post renders the organization's posts alone: its blocks are not rendered", async () => {
+    const full = await buildPlanning(fx);
+    expect(full.blockRenders).toBe(ORGS.length);
+    await writePost(fx.content, "beta/p1.md", postMeta("beta-p1", { title: "Edited", category: "news" }), "Edited.\n");
+    await writePost(fx.content, "beta/p9.md", postMeta("beta-p9", { publishedAt: "2026-02-01" }), "Added.\n");
+    await rm(path.join(fx.content, "beta/p4.md"));
+    const built = await buildPlanning(fx);
+    expect(built.parts).toEqual(["beta posts"]);
+    expect(built.blockRenders).toBe(0);
+    expect(built.report).toMatchObject({ changed: true, postsParsed: 2, postsRendered: 2 });
+    expect(built.report.changedPaths.removed).toEqual([
+      "/api/organizations/beta/contents/beta-p4",
+      "/api/organizations/beta/contents/beta-p4/references",
+      "/api/organizations/beta/contents/by-slug/beta-p4",
+    ]);
+    await expectCleanTree(fx, "clean-posts");
+    const clean = await buildFixture(fx, { out: path.join(fx.dir, "clean-figures") });
+    expect(figuresOf(built.report, "beta")).toEqual(figuresOf(clean, "beta"));
+  });
+
+  it("a renamed category renders that organization's posts again, as a clean build does", async () => {
+    await buildFixture(fx);
+    withDb(fx.db, (db) => db.prepare("UPDATE categories SET value = 'Tidings' WHERE org_id = 'gamma' AND slug = 'news'").run());
+    const built = await buildPlanning(fx);
+    expect(built.parts).toEqual(["gamma posts", "gamma rows"]);
+    // Every post of gamma shows its category's name (p1 and p3) or none: those two are rendered again.
+    expect(built.report.postsRendered).toBe(2);
+    expect(built.report.changedPaths.changed).toContain("/api/organizations/gamma/contents");
+    await expectCleanTree(fx, "clean-category");
+  });
+
+  it("a scheduled post that falls due while only a block changed is published by that build", async () => {
+    const now = new Date("2026-06-01T12:00:00Z");
+    await writePost(fx.content, "delta/later.md", postMeta("delta-later", { publishedAt: "2026-06-01T13:00:00Z" }));
+    await buildFixture(fx, { now });
+    withDb(fx.db, (db) => db.prepare("UPDATE block_fields SET value = ? WHERE org_id = 'delta' AND block_id = 'hero'").run(JSON.stringify("Noon")));
+    const at = new Date("2026-06-01T13:00:00Z");
+    const due = await buildPlanning(fx, { now: at });
+    expect(due.parts).toEqual(["delta posts", "delta rows"]);
+    expect(due.report.changedPaths.added).toContain("/api/organizations/delta/contents/delta-later");
+    expect(due.report.changedPaths.changed).toContain("/api/organizations/delta/blocks/hero");
+    await expectCleanTree(fx, "clean-due", { now: at });
+  });
+
+  it("a draft edited without a byte changing, then a post edited: the audit holds the tree to what the sources now publish", async () => {
+    await buildFixture(fx);
+    // The draft block changes slug: no file changes, so the live tree is kept.
+    withDb(fx.db, (db) => db.prepare("UPDATE blocks SET slug = 'teaser-2' WHERE org_id = 'alpha' AND id = 'teaser'").run());
+    expect((await buildPlanning(fx)).report.changed).toBe(false);
+    await writePost(fx.content, "alpha/p2.md", postMeta("alpha-p2", { title: "Edited after the draft" }));
+    const built = await buildPlanning(fx);
+    expect(built).toMatchObject({ parts: ["alpha posts"], blockRenders: 0 });
+    expect(built.report.changed).toBe(true);
+    await expectCleanTree(fx, "clean-draft");
+    // Published now, the block's new slug has its file: the rows are planned, the posts kept.
+    withDb(fx.db, (db) => db.prepare("UPDATE blocks SET status = 'published' WHERE org_id = 'alpha' AND id = 'teaser'").run());
+    const published = await buildPlanning(fx);
+    expect(published.parts).toEqual(["alpha rows"]);
+    expect(published.report.changedPaths.added).toContain("/api/organizations/alpha/blocks/by-slug/teaser-2");
+    await expectCleanTree(fx, "clean-published");
   });
 });
