@@ -91,14 +91,15 @@ async function expectCleanTree(fx: Fixture, name: string, options: Parameters<ty
   expect(await hashTree(fx.out)).toBe(await hashTree(clean));
 }
 
-describe("organizations whose inputs did not change", () => {
-  let fx: Fixture;
-  beforeEach(async () => {
-    fx = await makeFixture();
-    for (const orgId of ORGS) await seedOrg(fx, orgId);
-  });
-  afterEach(async () => removeDir(fx.dir));
+// Every test starts from the four organizations, seeded anew.
+let fx: Fixture;
+beforeEach(async () => {
+  fx = await makeFixture();
+  for (const orgId of ORGS) await seedOrg(fx, orgId);
+});
+afterEach(async () => removeDir(fx.dir));
 
+describe("organizations whose inputs did not change", () => {
   it("are neither parsed nor planned again, and are reported as the build that made them did", async () => {
     const full = await buildPlanning(fx);
     expect(full.planned).toEqual([...ORGS].sort());
@@ -249,13 +250,6 @@ const figuresOf = (report: BuildReport, orgId: string) => {
 };
 
 describe("a part of an organization whose inputs did not change", () => {
-  let fx: Fixture;
-  beforeEach(async () => {
-    fx = await makeFixture();
-    for (const orgId of ORGS) await seedOrg(fx, orgId);
-  });
-  afterEach(async () => removeDir(fx.dir));
-
   it("a changed block renders the organization's rows alone: no post is read, parsed or rendered", async () => {
     await buildFixture(fx);
     withDb(fx.db, (db) => db.prepare("UPDATE block_fields SET value = ? WHERE org_id = 'beta' AND block_id = 'hero'").run(JSON.stringify("Hello again")));
