@@ -26,8 +26,8 @@ import type { OrgRows } from "./db/read-snapshot.js";
 import type { AuditState, StoredOrg } from "./emit/build-state.js";
 import { writeEdgeDocumentOf } from "./edge/publish-document.js";
 import {
-  cachedSummaries,
   keptPartsOf,
+  needsRecordAt,
   planGeneration,
   postsDigestOf,
   previousPosts,
@@ -129,7 +129,7 @@ async function loadValidSources(input: BuildInput, previous: PreviousBuild) {
     return found;
   };
   const sources = await loadSources(
-    { db: options.db, content: options.content, orgs: input.orgIds, previous: { ...previousPosts(previous, CODE_VERSION), kept }, bodyBudget: options.bodyBudget },
+    { db: options.db, content: options.content, orgs: input.orgIds, previous: { ...previousPosts(previous, CODE_VERSION), kept, needsRecord: needsRecordAt(input.now) }, bodyBudget: options.bodyBudget },
     (db) => {
       const secrets = readSecrets(db);
       // Started now: the key derivation runs on the thread pool while the posts are read.
@@ -168,8 +168,7 @@ function planBuild(input: BuildInput, previous: PreviousBuild, sources: Sources)
     const parts = partsOf(org.id);
     const stored = state.orgs.get(org.id);
     const kept = (parts.rows || parts.posts) && stored ? { ...parts, counts: stored.counts, nextPublishAt: stored.nextPublishAt } : undefined;
-    const cached = parts.posts ? undefined : cachedSummaries(previous, org.id, CODE_VERSION);
-    return planOrg(org, posts.byOrg.get(org.id) ?? [], input.now, cached, kept);
+    return planOrg(org, posts.byOrg.get(org.id) ?? [], input.now, kept);
   });
   const keep = (orgId: string) => input.orgIds !== undefined || (posts.kept.has(orgId) && rowsKept.has(orgId));
   const generation = planGeneration(previous, orgPlans, { keep, codeVersion: CODE_VERSION });

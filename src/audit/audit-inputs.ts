@@ -9,7 +9,7 @@
  * renderer's: a renderer bug must not be its own judge.
  */
 import type { Problem } from "../errors.js";
-import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
+import type { OrgSnapshot, PostHead } from "../model/snapshot.js";
 import { loadSources } from "../sources/load-sources.js";
 import { hiddenStateOf } from "./publication.js";
 import { readSecrets, type StoredSecret } from "./read-secrets.js";
@@ -54,7 +54,7 @@ export interface AuditExpectations {
 export function expectationsOf(
   orgs: readonly OrgSnapshot[],
   orgIds: ReadonlySet<string>,
-  postsByOrg: ReadonlyMap<string, readonly PostRecord[]> | undefined,
+  postsByOrg: ReadonlyMap<string, readonly PostHead[]> | undefined,
   now: number,
 ): AuditExpectations {
   return {

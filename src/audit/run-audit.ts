@@ -7,7 +7,7 @@ import { randomBytes, scrypt } from "node:crypto";
 import { lstat, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { AuditFailedError, UsageError } from "../errors.js";
-import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
+import type { OrgSnapshot, PostHead } from "../model/snapshot.js";
 import { auditByDifference } from "./audit-by-difference.js";
 import { expectationsOf, readAuditInputs, type AuditExpectations, type OrgExpectation } from "./audit-inputs.js";
 import { auditTree, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
@@ -69,7 +69,7 @@ export function createBuildAudit(
      */
     kept?: (orgId: string) => Partial<Pick<OrgExpectation, "blocks" | "posts">>;
   },
-  postsByOrg: ReadonlyMap<string, readonly PostRecord[]>,
+  postsByOrg: ReadonlyMap<string, readonly PostHead[]>,
   secrets: readonly StoredSecret[],
   now: number,
   audited: SecretsKey | null,

@@ -11,7 +11,7 @@ import { fileOf } from "../api-paths.js";
 import { renderedBytes } from "../emit/file-bytes.js";
 import type { Problem, SourceWarning } from "../errors.js";
 import { postsWarned, treeFileWarnings, type TreeFileSize } from "../model/edge-file-limit.js";
-import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
+import { parsedOnly, type OrgSnapshot, type PostRecord } from "../model/snapshot.js";
 import { planOrg, renderPostFiles, type RenderedFile } from "../render/render-org.js";
 import { loadSources } from "../sources/load-sources.js";
 import { loadBody } from "../sources/read-posts.js";
@@ -128,7 +128,7 @@ export async function checkSources(options: CheckOptions): Promise<CheckResult> 
   };
   let postsChecked = 0;
   for (const org of snapshot.orgs) {
-    const orgPosts = posts!.byOrg.get(org.id) ?? [];
+    const orgPosts = parsedOnly(posts!.byOrg.get(org.id) ?? []);
     postsChecked += orgPosts.length;
     findings.push(...lintOrg(org, orgPosts, settings, warned));
   }

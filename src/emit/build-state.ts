@@ -2,13 +2,15 @@
  * What the live generation was built from and holds, in one SQLite file beside
  * the generations (`.site.cdsnap/state.sqlite`, never in a tree): the SHA-256
  * and identity of every file, each organization's page membership hash, the
- * record of every post, and the facts the audit established per file, with the
- * id of the generation they describe.
+ * record of every post and its head (what planning needs, and its list item),
+ * and the facts the audit established per file, with the id of the generation
+ * they describe.
  *
  * A build reads only what it needs: at first the small rows (meta, each
  * organization's digest, each post's fingerprint and hash); an organization's
- * post records only when it is planned, the file rows only when a generation is
- * made. It writes only the rows that differ, in one transaction that commits after the swap: a build that fails,
+ * post heads only when its posts are planned, a post's record only when it is
+ * rendered again without a change of its own (a category renamed, a scheduled
+ * post due), the file rows only when a generation is made. It writes only the rows that differ, in one transaction that commits after the swap: a build that fails,
  * or is killed before the commit, leaves the rows as they were. Rows that name
  * another generation than the live one (killed between swap and commit), a
  * damaged file or an older format read as empty: the build then re-renders and
@@ -20,15 +22,15 @@ import path from "node:path";
 import type { OrgExpectation } from "../audit/audit-inputs.js";
 import type { FileFacts } from "../audit/tree-rules.js";
 import { orgFolderOf, orgInFolder } from "../api-paths.js";
-import type { PostRecord } from "../model/snapshot.js";
+import type { PostHead, PostRecord, UnchangedPost } from "../model/snapshot.js";
 import type { OrgCounts } from "../render/render-org.js";
 import type { Generation, TreeStore } from "./tree-store.js";
 
-/**
- * A post's record without its body, the key of everything its files were
- * rendered from, and (published) its list item as canonical JSON.
- */
-export type CachedPost = Omit<PostRecord, "body"> & { key: string; summary?: string };
+/** A post a build parsed or read back whole, and what it made of it: the rows it records. */
+export interface BuiltPost {
+  record: Omit<PostRecord, "body">;
+  built: UnchangedPost["built"];
+}
 
 /** A stored post's identity: its organization, the fingerprint and SHA-256 of its source file. */
 export interface StoredPost {
@@ -110,8 +112,10 @@ export interface BuildState {
   orgs: Map<string, StoredOrg>;
   /** Every stored post by file: its identity only. */
   posts: Map<string, StoredPost>;
-  /** The records of one organization's posts by file, read on the first call. */
-  postsOf: (orgId: string) => ReadonlyMap<string, CachedPost>;
+  /** One organization's posts as unchanged ones, by file, read on the first call: their heads, none of their records. */
+  headsOf: (orgId: string) => ReadonlyMap<string, UnchangedPost>;
+  /** A post's whole record, without its body. */
+  recordOf: (file: string) => Omit<PostRecord, "body"> | undefined;
   /** Every tree file of the generation, read on the first use. */
   readonly files: Map<string, FileEntry>;
   /** The secrets the live generation was audited against: a build that changes no byte still audits when they changed. */
@@ -131,7 +135,8 @@ export const emptyState = (): BuildState => ({
   pages: new Map(),
   orgs: new Map(),
   posts: new Map(),
-  postsOf: () => new Map(),
+  headsOf: () => new Map(),
+  recordOf: () => undefined,
   files: new Map(),
   audited: null,
   auditOf: () => new Map(),
@@ -142,7 +147,8 @@ export const emptyState = (): BuildState => ({
 /**
  * What a build records for its generation: the audit's facts are in hand;
  * `orgs` and `posts` hold the organizations it planned (the others keep their
- * rows), `dropped` those that are gone.
+ * rows), `dropped` those that are gone. A post of a planned organization is
+ * either built (its rows are written) or null: unchanged, its rows stand.
  */
 export interface NextState {
   base: string | null;
@@ -150,7 +156,7 @@ export interface NextState {
   files: Map<string, FileEntry>;
   pages: Map<string, string>;
   orgs: Map<string, StoredOrg>;
-  posts: Map<string, Map<string, CachedPost>>;
+  posts: Map<string, Map<string, BuiltPost | null>>;
   /** Posts of kept organizations whose files were copied anew with the same bytes: their new fingerprint. */
   refreshed: [file: string, fingerprint: string][];
   dropped: string[];
@@ -166,13 +172,14 @@ export type KeptState = Pick<NextState, "orgs" | "posts" | "refreshed"> & { expe
 
 const STATE_FILE = "state.sqlite";
 /** Bumped whenever a table or a stored JSON shape changes: an older file then reads as empty. */
-const STATE_VERSION = 7;
+const STATE_VERSION = 8;
 
-// Records and facts are rowid tables: their rows (a kilobyte, a megabyte for a
-// long list's facts) would fill a WITHOUT ROWID table's pages a third full.
-// The posts' identities have a narrow table of their own: a build that finds
-// nothing changed reads no record's page, and one after a fresh checkout
-// rewrites only these rows.
+// Records, heads and facts are rowid tables: their rows (a kilobyte, a
+// megabyte for a long list's facts) would fill a WITHOUT ROWID table's pages a
+// third full. A post has three rows: its identity in a narrow table (a build
+// that finds nothing changed reads no other page, and one after a fresh
+// checkout rewrites only these), its head and list item (what a rebuild of its
+// organization reads), and its whole record (read only to render it again).
 const SCHEMA = `
   CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE files (rel TEXT PRIMARY KEY, sha256 TEXT NOT NULL, ino INTEGER NOT NULL, mtime_ms REAL NOT NULL, size INTEGER NOT NULL) WITHOUT ROWID;
@@ -180,6 +187,7 @@ const SCHEMA = `
   CREATE TABLE orgs (org_id TEXT PRIMARY KEY, rows_digest TEXT NOT NULL, posts_digest TEXT NOT NULL, code TEXT NOT NULL, report TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE post_ids (org_id TEXT NOT NULL, file TEXT NOT NULL, fingerprint TEXT NOT NULL, sha256 TEXT NOT NULL, PRIMARY KEY (org_id, file)) WITHOUT ROWID;
   CREATE TABLE posts (file TEXT NOT NULL UNIQUE, record TEXT NOT NULL);
+  CREATE TABLE heads (org_id TEXT NOT NULL, file TEXT NOT NULL, head TEXT NOT NULL, category TEXT NOT NULL, summary TEXT, UNIQUE (org_id, file));
   CREATE TABLE audit (rel TEXT NOT NULL UNIQUE, sha256 TEXT NOT NULL, facts TEXT NOT NULL);
   CREATE TABLE expectations (org_id TEXT PRIMARY KEY, expected TEXT NOT NULL);
   CREATE TABLE changes (rel TEXT PRIMARY KEY, written INTEGER NOT NULL) WITHOUT ROWID;
@@ -216,12 +224,13 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
     for (const [f, orgId, fingerprint, sha256] of db.prepare("SELECT file, org_id, fingerprint, sha256 FROM post_ids").raw().iterate() as Iterable<[string, string, string, string]>) {
       state.posts.set(f, { orgId, fingerprint, sha256 });
     }
-    const byOrg = new Map<string, Map<string, CachedPost>>();
-    state.postsOf = (orgId) => {
-      let records = byOrg.get(orgId);
-      if (!records) byOrg.set(orgId, (records = readPostRecords(file, orgId)));
-      return records;
+    const byOrg = new Map<string, Map<string, UnchangedPost>>();
+    state.headsOf = (orgId) => {
+      let heads = byOrg.get(orgId);
+      if (!heads) byOrg.set(orgId, (heads = readHeads(file, orgId)));
+      return heads;
     };
+    state.recordOf = (rel) => readRecord(file, rel);
     let files: Map<string, FileEntry> | undefined;
     Object.defineProperty(state, "files", { get: () => (files ??= readFiles(file)) });
     const salt = meta.get("audit_salt");
@@ -255,21 +264,41 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
   }
 }
 
-function readPostRecords(file: string, orgId: string): Map<string, CachedPost> {
+/** What a head row holds of a post: its PostHead, but the file and its identity (in post_ids). */
+type StoredHead = Omit<PostHead, "file" | "fingerprint" | "sha256">;
+
+/** The lines of the keys a head's checks quote (cross-check.ts). */
+const HEAD_LINES = ["id", "slug", "category"] as const;
+
+function headOf(record: Omit<PostRecord, "body">): StoredHead {
+  const { meta, publish, lines } = record;
+  const head: StoredHead = { meta: { id: meta.id, slug: meta.slug, status: meta.status, publishedAt: meta.publishedAt, category: meta.category }, publish };
+  if (lines) head.lines = Object.fromEntries(HEAD_LINES.flatMap((key) => (lines[key] === undefined ? [] : [[key, lines[key]]])));
+  return head;
+}
+
+function readHeads(file: string, orgId: string): Map<string, UnchangedPost> {
   const db = openReadOnly(file);
   try {
-    const records = new Map<string, CachedPost>();
+    const heads = new Map<string, UnchangedPost>();
     const rows = db
-      .prepare("SELECT file, fingerprint, sha256, record FROM post_ids JOIN posts USING (file) WHERE org_id = ?")
+      .prepare("SELECT file, fingerprint, sha256, head, category, summary FROM heads JOIN post_ids USING (org_id, file) WHERE org_id = ?")
       .raw()
-      .iterate(orgId) as Iterable<[string, string, string, string]>;
-    for (const [f, fingerprint, sha256, record] of rows) {
-      const post = JSON.parse(record) as CachedPost;
-      post.fingerprint = fingerprint;
-      post.sha256 = sha256;
-      records.set(f, post);
+      .iterate(orgId) as Iterable<[string, string, string, string, string, string | null]>;
+    for (const [f, fingerprint, sha256, head, category, summary] of rows) {
+      heads.set(f, { file: f, ...(JSON.parse(head) as StoredHead), fingerprint, sha256, built: { category, summary } });
     }
-    return records;
+    return heads;
+  } finally {
+    db.close();
+  }
+}
+
+function readRecord(file: string, rel: string): Omit<PostRecord, "body"> | undefined {
+  const db = openReadOnly(file);
+  try {
+    const row = db.prepare("SELECT fingerprint, sha256, record FROM post_ids JOIN posts USING (file) WHERE file = ?").raw().get(rel) as [string, string, string] | undefined;
+    return row && { ...(JSON.parse(row[2]) as Omit<PostRecord, "body" | "fingerprint" | "sha256">), fingerprint: row[0], sha256: row[1] };
   } finally {
     db.close();
   }
@@ -328,10 +357,6 @@ function readExpected(file: string, orgId: string): OrgExpectation | undefined {
 
 const sameEntry = (a: FileEntry, b: FileEntry | undefined) =>
   b !== undefined && a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3];
-
-/** A post's record is fixed by its source file's fingerprint and bytes; its files, by the key. */
-const samePost = (a: CachedPost, b: CachedPost | undefined) =>
-  b !== undefined && a.key === b.key && a.fingerprint === b.fingerprint && a.sha256 === b.sha256 && a.summary === b.summary;
 
 /** Opens the state for writing: a rollback journal, synced (see writeState). */
 function openForWriting(file: string): Database.Database {
@@ -401,29 +426,30 @@ export function refreshState(store: Pick<TreeStore, "stateDir">, previous: Build
 }
 
 /**
- * The rows of the planned organizations (their posts, digest and figures) that
- * differ, the new fingerprints of kept ones' posts, and no rows of organizations gone.
+ * The rows of the planned organizations (their digest and figures when they
+ * differ, their built posts), the new fingerprints of unchanged posts, and no
+ * rows of posts or organizations gone.
  */
 function writeOrgRows(db: Database.Database, next: Pick<NextState, "orgs" | "posts" | "refreshed"> & { dropped?: readonly string[] }, previous: BuildState): void {
   const putOrg = db.prepare("INSERT OR REPLACE INTO orgs VALUES (?, ?, ?, ?, ?)");
   const putId = db.prepare("INSERT OR REPLACE INTO post_ids VALUES (?, ?, ?, ?)");
   const putPost = db.prepare("INSERT OR REPLACE INTO posts VALUES (?, ?)");
+  const putHead = db.prepare("INSERT OR REPLACE INTO heads VALUES (?, ?, ?, ?, ?)");
   const dropId = db.prepare("DELETE FROM post_ids WHERE org_id = ? AND file = ?");
   const dropPost = db.prepare("DELETE FROM posts WHERE file = ?");
+  const dropHead = db.prepare("DELETE FROM heads WHERE org_id = ? AND file = ?");
   for (const [orgId, { rowsDigest, postsDigest, code, ...report }] of next.orgs) {
     const stored = previous.orgs.get(orgId);
     const same = stored?.rowsDigest === rowsDigest && stored.postsDigest === postsDigest && stored.code === code;
     if (!same || JSON.stringify(report) !== JSON.stringify(withoutKeys(stored))) putOrg.run(orgId, rowsDigest, postsDigest, code, JSON.stringify(report));
   }
   for (const [orgId, byFile] of next.posts) {
-    // Records parsed by other code are all written again under this code's name.
-    const before = previous.orgs.get(orgId)?.code === next.orgs.get(orgId)?.code ? previous.postsOf(orgId) : new Map<string, CachedPost>();
     for (const [f, post] of byFile) {
-      if (!samePost(post, before.get(f))) {
-        const { fingerprint, sha256, ...record } = post;
-        putId.run(orgId, f, fingerprint, sha256);
-        putPost.run(f, JSON.stringify(record));
-      }
+      if (post === null) continue;
+      const { fingerprint, sha256, ...record } = post.record;
+      putId.run(orgId, f, fingerprint, sha256);
+      putPost.run(f, JSON.stringify(record));
+      putHead.run(orgId, f, JSON.stringify(headOf(post.record)), post.built.category, post.built.summary);
     }
   }
   const refresh = db.prepare("UPDATE post_ids SET fingerprint = ? WHERE org_id = ? AND file = ?");
@@ -433,10 +459,12 @@ function writeOrgRows(db: Database.Database, next: Pick<NextState, "orgs" | "pos
     if (next.posts.get(orgId)?.has(f) === false) {
       dropId.run(orgId, f);
       dropPost.run(f);
+      dropHead.run(orgId, f);
     }
   }
   for (const orgId of next.dropped ?? []) {
     db.prepare("DELETE FROM posts WHERE file IN (SELECT file FROM post_ids WHERE org_id = ?)").run(orgId);
+    db.prepare("DELETE FROM heads WHERE org_id = ?").run(orgId);
     db.prepare("DELETE FROM post_ids WHERE org_id = ?").run(orgId);
     db.prepare("DELETE FROM orgs WHERE org_id = ?").run(orgId);
   }

@@ -15,10 +15,11 @@ import path from "node:path";
 import { fileOf, orgInFolder, parseApiPath, partOfFile } from "../api-paths.js";
 import { itemFileKinds, itemRoute, ROUTES } from "../route-table.js";
 import type { OrgRows } from "../db/read-snapshot.js";
-import type { CategoryRecord, PostRecord } from "../model/snapshot.js";
+import { isUnchanged, type PostHead, type PostRecord, type UnchangedPost } from "../model/snapshot.js";
 import { canonicalJson, compareCodeUnits } from "../render/canonical-json.js";
+import { stateOf } from "../render/contents.js";
 import type { PostIdentity, PreviousPosts } from "../sources/read-posts.js";
-import { categoryKeyOf, type CachedSummary, type OrgPlan } from "../render/render-org.js";
+import { categoryKeyOf, type OrgPlan } from "../render/render-org.js";
 import { readState, type BuildState, type FileEntry } from "./build-state.js";
 import { renderedBytes, sha256 } from "./file-bytes.js";
 import { listTree } from "./list-tree.js";
@@ -42,16 +43,42 @@ export async function readPreviousBuild(store: TreeStore, options: { verify?: bo
   return { live, state, trusted: live !== null && state.generation === live.id && options.verify !== true };
 }
 
-/** What readPosts may reuse of the live generation's posts: records parsed by this code only, read one organization at a time. */
-export function previousPosts(previous: PreviousBuild, codeVersion: string): Pick<PreviousPosts, "identity" | "records"> {
-  const { state } = previous;
-  const ours = (orgId: string) => state.orgs.get(orgId)?.code === codeVersion;
+/**
+ * What readPosts may take of the live generation's posts: those parsed by this
+ * code, under a trusted state only (an unchanged post's files are taken to be
+ * in the live tree as its build left them), read one organization at a time.
+ */
+export function previousPosts(previous: PreviousBuild, codeVersion: string): Pick<PreviousPosts, "identity" | "heads" | "record"> {
+  const { state, trusted } = previous;
+  const ours = (orgId: string) => trusted && state.orgs.get(orgId)?.code === codeVersion;
   return {
     identity: (rel) => {
       const stored = state.posts.get(rel);
       return stored && ours(stored.orgId) ? stored : undefined;
     },
-    records: (orgId) => (ours(orgId) ? state.postsOf(orgId) : new Map()),
+    heads: (orgId) => (ours(orgId) ? state.headsOf(orgId) : new Map()),
+    record: (rel) => state.recordOf(rel),
+  };
+}
+
+const rowCategories = new WeakMap<OrgRows, ReadonlyMap<string, { slug: string; value: string }>>();
+
+/**
+ * Whether an unchanged post is rendered again, and so read whole: its
+ * category's slug or name changed (the categories' rows as stored, which
+ * validation takes as they are), or it is published at `now` and was not
+ * (a scheduled post fallen due). Otherwise its files and list item stand.
+ */
+export function needsRecordAt(now: number): (rows: OrgRows, post: UnchangedPost) => boolean {
+  return (rows, post) => {
+    let categories = rowCategories.get(rows);
+    if (!categories) {
+      // Rows as read: one that validation refuses fails the build anyway.
+      const read = rows.categories as unknown as { slug: unknown; value: unknown }[];
+      rowCategories.set(rows, (categories = new Map(read.map((c) => [String(c.slug), { slug: String(c.slug), value: String(c.value) }]))));
+    }
+    if (categoryKeyOf(post, categories) !== post.built.category) return true;
+    return stateOf(post, now) === "published" && post.built.summary === null;
   };
 }
 
@@ -109,23 +136,23 @@ export interface Output {
   unchanged: boolean;
 }
 
-/** A published post: its three files come from its record and body. */
-export interface PostJob {
+/**
+ * A published post: the files of one parsed or read whole come from its
+ * record and body; an unchanged one's are the live generation's.
+ */
+export type PostJob = {
   orgId: string;
-  post: PostRecord;
-  /** Of everything its files depend on: code, source bytes, category. */
-  key: string;
   /** Its files (postRels): what it keeps when reused, what it leaves when removed. */
   rels: string[];
-  /** The live generation holds its files, rendered from the same key. */
-  reuse: boolean;
   plan: OrgPlan;
-}
+} & ({ reuse: false; post: PostRecord } | { reuse: true; post: UnchangedPost });
+
+export type RenderJob = Extract<PostJob, { reuse: false }>;
 
 export interface GenerationPlan {
   previous: PreviousBuild;
-  /** The organizations whose posts part is planned: their post records are the ones now held. */
-  postsPlanned: string[];
+  /** The organizations whose posts part is planned: their posts are the ones now held. */
+  postsPlanned: OrgPlan[];
   outputs: Output[];
   jobs: PostJob[];
   /** Files of the live generation that the next one does not have. */
@@ -167,33 +194,8 @@ export function orgOfFile(rel: string): string {
 const POST_FILE_KINDS = itemFileKinds("post");
 
 /** A published post's files: by id, by slug, and its references, in the route table's order. */
-export function postRels(orgId: string, post: Pick<PostRecord, "meta">): string[] {
+export function postRels(orgId: string, post: Pick<PostHead, "meta">): string[] {
   return POST_FILE_KINDS.map((kind) => fileOf(itemRoute(kind, orgId, post.meta)));
-}
-
-// The plan asks for each post's key twice (its list item, its files): hashed once.
-const keys = new WeakMap<PostRecord, { of: string; key: string }>();
-
-/** Of everything a post's files and list item are made from: the code, its source's bytes, its category. */
-export function postKeyOf(codeVersion: string, post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>): string {
-  const of = `${codeVersion}\u0000${post.sha256}\u0000${categoryKeyOf(post, categories)}`;
-  const known = keys.get(post);
-  if (known?.of === of) return known.key;
-  const key = sha256(of);
-  keys.set(post, { of, key });
-  return key;
-}
-
-/**
- * The list item a post had in the live generation, while its key is the same:
- * the contents lists are assembled from these and the changed posts' items.
- */
-export function cachedSummaries(previous: PreviousBuild, orgId: string, codeVersion: string): CachedSummary {
-  const cached = previous.state.postsOf(orgId);
-  return (post, categories) => {
-    const known = cached.get(post.file);
-    return known?.summary !== undefined && known.key === postKeyOf(codeVersion, post, categories) ? known.summary : undefined;
-  };
 }
 
 /** The one file of each organization that the write proxy replaces between builds. */
@@ -230,18 +232,14 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
       const hash = sha256(bytes);
       outputs.push({ rel, orgId: plan.orgId, bytes, sha256: hash, unchanged: liveEntry(rel)?.[0] === hash });
     }
-    // A kept posts part has no post to plan, and its records are not read.
+    // A kept posts part has no post to plan.
     if (plan.kept.posts) continue;
-    const cachedPosts = state.postsOf(plan.orgId);
     for (const post of plan.posts) {
+      if (isUnchanged(post) && !trusted) throw new Error(`${post.file} was planned unchanged without a trusted build state`);
       const rels = postRels(plan.orgId, post);
       for (const rel of rels) claim(rel, post.file);
-      const key = postKeyOf(options.codeVersion, post, plan.categories);
-      const reuse =
-        live !== null &&
-        cachedPosts.get(post.file)?.key === key &&
-        rels.every((rel) => state.files.has(rel) && liveEntry(rel)?.[0] === state.files.get(rel)![0]);
-      jobs.push({ orgId: plan.orgId, post, key, rels, reuse, plan });
+      const common = { orgId: plan.orgId, rels, plan };
+      jobs.push(isUnchanged(post) ? { ...common, reuse: true, post } : { ...common, reuse: false, post });
     }
   }
 
@@ -265,7 +263,7 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
   const pagesChanged =
     [...pages].some(([orgId, json]) => state.pages.get(orgId) !== sha256(json)) ||
     [...state.pages.keys()].some((orgId) => !pages.has(orgId) && !keepsPages(orgId));
-  const postsPlanned = plans.filter((p) => !p.kept.posts).map((p) => p.orgId);
+  const postsPlanned = plans.filter((p) => !p.kept.posts);
   return { previous, postsPlanned, outputs, jobs, removed, carried, pages, pagesChanged, keeps, keepsPages, liveEntry, codeVersion: options.codeVersion };
 }
 

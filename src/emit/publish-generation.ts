@@ -4,8 +4,9 @@
  * and removes generations older than the one it replaced.
  */
 import type { OrgExpectation } from "../audit/audit-inputs.js";
-import type { PostRecord } from "../model/snapshot.js";
-import { refreshState, writeState, type AuditState, type CachedPost, type NextState, type StoredOrg } from "./build-state.js";
+import { isUnchanged, type Post } from "../model/snapshot.js";
+import { categoryKeyOf } from "../render/render-org.js";
+import { refreshState, writeState, type AuditState, type NextState, type StoredOrg } from "./build-state.js";
 import { sha256 } from "./file-bytes.js";
 import type { GenerationPlan } from "./plan-generation.js";
 import { pruneGenerations, swapTo, type TreeStore } from "./tree-store.js";
@@ -13,8 +14,8 @@ import { discardGeneration, type WrittenGeneration } from "./write-generation.js
 
 /** What a build keeps of its sources for the next one. */
 export interface KeptSources {
-  /** Every post record (all states) of each planned organization. */
-  records: ReadonlyMap<string, readonly PostRecord[]>;
+  /** Every post (all states) of each planned organization. */
+  records: ReadonlyMap<string, readonly Post[]>;
   /** Each planned organization's digest and figures. */
   orgs: Map<string, StoredOrg>;
   /** Posts of unchanged organizations copied anew with the same bytes, and their new fingerprint. */
@@ -23,16 +24,23 @@ export interface KeptSources {
   expected: ReadonlyMap<string, OrgExpectation>;
 }
 
-/** Every post record of the organizations whose posts were planned, with the key its files were rendered from and its list item. */
-function nextPosts(plan: GenerationPlan, records: ReadonlyMap<string, readonly PostRecord[]>): NextState["posts"] {
+/**
+ * Every post of the organizations whose posts were planned: one parsed or read
+ * whole with the category it was rendered with and its list item (when
+ * published), an unchanged one as null (its rows stand).
+ */
+function nextPosts(plan: GenerationPlan, records: ReadonlyMap<string, readonly Post[]>): NextState["posts"] {
   const posts: NextState["posts"] = new Map();
-  const jobOf = new Map(plan.jobs.map((job) => [job.post.file, job]));
-  for (const orgId of plan.postsPlanned) {
-    const byFile = new Map<string, CachedPost>();
+  for (const { orgId, categories, summaries } of plan.postsPlanned) {
+    const byFile: NextState["posts"] extends Map<string, infer M> ? M : never = new Map();
     posts.set(orgId, byFile);
-    for (const { body: _body, ...record } of records.get(orgId) ?? []) {
-      const job = jobOf.get(record.file);
-      byFile.set(record.file, job ? { ...record, key: job.key, summary: job.plan.summaries.get(record.file) } : { ...record, key: "" });
+    for (const post of records.get(orgId) ?? []) {
+      if (isUnchanged(post)) {
+        byFile.set(post.file, null);
+        continue;
+      }
+      const { body: _body, ...record } = post;
+      byFile.set(post.file, { record, built: { category: categoryKeyOf(post, categories), summary: summaries.get(post.file) ?? null } });
     }
   }
   return posts;

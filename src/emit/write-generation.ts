@@ -25,7 +25,7 @@ import type { SecretNeedle } from "../audit/scan-secrets.js";
 import type { FileEntry } from "./build-state.js";
 import { renderInParallel, renderWorkers, type FileOutcome, type RenderJobInput, type RenderSetup } from "./render-pool.js";
 import { createFile, inFolder, linkInto, postFileBytes, removeFile } from "./tree-files.js";
-import { apiPathOfFile, orgOfFile, proxyFileOf, type GenerationPlan, type PostJob } from "./plan-generation.js";
+import { apiPathOfFile, orgOfFile, proxyFileOf, type GenerationPlan, type PostJob, type RenderJob } from "./plan-generation.js";
 import { orgInFolder } from "../api-paths.js";
 import { generation, nextGenerationId, pagesFileOf, recycleGeneration, type Generation, type TreeStore } from "./tree-store.js";
 
@@ -183,17 +183,18 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
     for (const o of plan.outputs) await keepOrWrite(o.rel, o.orgId, o.bytes, o.sha256);
     let done = 0;
     const finished = (job: PostJob) => {
-      delete job.post.body;
+      if (!job.reuse) delete job.post.body;
       options.onProgress?.(++done, plan.jobs.length);
     };
+    // Unchanged posts are planned under a trusted state only: the copy of the live tree holds their files.
     for (const job of plan.jobs) {
       if (!job.reuse) continue;
-      for (const rel of job.rels) keep(rel, job.orgId);
+      statsOf(job.orgId).unchanged += job.rels.length;
       finished(job);
     }
-    const toRender = plan.jobs.filter((job) => !job.reuse);
+    const toRender = plan.jobs.filter((job): job is RenderJob => !job.reuse);
     postsRendered = toRender.length;
-    const renderHere = async (job: PostJob) => {
+    const renderHere = async (job: RenderJob) => {
       for (const file of postFileBytes(job.orgId, job.post, job.post.body ?? options.loadBody(job.post), job.plan.categories)) {
         await keepOrWrite(file.rel, job.orgId, file.bytes, file.sha256);
       }
@@ -210,7 +211,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
         orgIds: [...inspection.orgIds],
         needles: inspection.needles,
       };
-      const input = (job: PostJob): RenderJobInput => ({
+      const input = (job: RenderJob): RenderJobInput => ({
         orgId: job.orgId,
         post: job.post,
         categories: [...job.plan.categories],
@@ -219,7 +220,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
           return entry ? [[rel, entry[0]]] : [];
         }),
       });
-      const apply = (job: PostJob, outcomes: FileOutcome[]) => {
+      const apply = (job: RenderJob, outcomes: FileOutcome[]) => {
         for (const outcome of outcomes) {
           if (outcome.kept) {
             place(outcome.rel, liveEntry(outcome.rel)!);

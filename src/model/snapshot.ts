@@ -56,6 +56,49 @@ export interface ParsedPost {
   lines?: Record<string, number>;
 }
 
+/**
+ * What the organization-level plan needs of a post: enough to check it
+ * against the others (ids, slugs, categories), to say whether it is published,
+ * to order the list and to place its files. A post record is one; so is what
+ * the build state keeps of a post whose file did not change (UnchangedPost).
+ */
+export interface PostHead {
+  file: string;
+  meta: Pick<FrontMatter, "id" | "slug" | "status" | "publishedAt" | "category">;
+  publish: PublishDate;
+  /** File line of front matter keys, for messages (of an unchanged post: its id, slug and category only). */
+  lines?: Record<string, number>;
+  fingerprint: string;
+  sha256: string;
+}
+
+/**
+ * A post whose file has the bytes the live generation's build parsed, with the
+ * same code: its record is not read. What that build made of it stands while
+ * its category is the same: its files, and its list item when it was published.
+ */
+export interface UnchangedPost extends PostHead {
+  built: {
+    /** Its category's slug and name when its files were rendered (categoryKeyOf). */
+    category: string;
+    /** Its list item as canonical JSON; null when it was not published. */
+    summary: string | null;
+  };
+}
+
+/** A post as a build plans it: parsed (or read back whole) this build, or unchanged since the last. */
+export type Post = PostRecord | UnchangedPost;
+
+export const isUnchanged = (post: Post): post is UnchangedPost => "built" in post;
+
+/** The posts of sources read without a previous build, where every post is parsed. */
+export function parsedOnly(posts: readonly Post[]): PostRecord[] {
+  return posts.map((post) => {
+    if (isUnchanged(post)) throw new Error(`${post.file} was read as unchanged where every post is parsed`);
+    return post;
+  });
+}
+
 /** A validated post as the build holds it. */
 export interface PostRecord extends Omit<ParsedPost, "body"> {
   /** From the front matter, or derived from the body (D3). */

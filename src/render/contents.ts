@@ -7,19 +7,19 @@ import {
   type Reference,
 } from "../model/api.js";
 import { isBlank } from "../model/rules.js";
-import type { CategoryRecord, PostRecord } from "../model/snapshot.js";
+import type { CategoryRecord, PostHead, PostRecord } from "../model/snapshot.js";
 import { compareCodeUnits } from "./canonical-json.js";
 
 export type PostState = "published" | "draft" | "archived" | "scheduled";
 
 /** D1: published status and a publish instant not after `now`. */
-export function stateOf(post: PostRecord, now: number): PostState {
+export function stateOf(post: PostHead, now: number): PostState {
   if (post.meta.status !== "published") return post.meta.status;
   return post.publish.instant > now ? "scheduled" : "published";
 }
 
 /** D2: newest publish instant first, ties by slug ascending. */
-export function sortNewestFirst(posts: readonly PostRecord[]): PostRecord[] {
+export function sortNewestFirst<T extends PostHead>(posts: readonly T[]): T[] {
   return [...posts].sort(
     (a, b) => b.publish.instant - a.publish.instant || compareCodeUnits(a.meta.slug, b.meta.slug),
   );

@@ -8,7 +8,7 @@
  * renders one post's three files once its body is at hand.
  */
 import { ROUTES, itemFileKinds, itemRoute, type Route } from "../route-table.js";
-import type { CategoryRecord, OrgSnapshot, PostRecord } from "../model/snapshot.js";
+import { isUnchanged, type CategoryRecord, type OrgSnapshot, type Post, type PostHead, type PostRecord, type UnchangedPost } from "../model/snapshot.js";
 import { renderBlocks, renderCategories, type PageMembership } from "./blocks.js";
 import { canonicalJson } from "./canonical-json.js";
 import {
@@ -26,9 +26,6 @@ export interface JsonFile {
   route: Route;
   json: unknown;
 }
-
-/** A post's list item as last rendered (canonical JSON), when nothing it is made from changed since. */
-export type CachedSummary = (post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>) => string | undefined;
 
 export interface OrgCounts {
   postsPublished: number;
@@ -56,8 +53,12 @@ export interface OrgPlan {
   orgId: string;
   /** Every file but the three of each published post, but those of a kept part. */
   files: RenderedFile[];
-  /** Published posts, newest first; their files come from renderPostFiles. None when the posts are kept. */
-  posts: PostRecord[];
+  /**
+   * Published posts, newest first; the files of those parsed or read whole
+   * come from renderPostFiles, those of unchanged ones are the live tree's.
+   * None when the posts are kept.
+   */
+  posts: Post[];
   /** Each published post's list item, as canonical JSON, by post file. */
   summaries: Map<string, string>;
   categories: ReadonlyMap<string, CategoryRecord>;
@@ -78,27 +79,21 @@ export function categoriesBySlug(org: OrgSnapshot): ReadonlyMap<string, Category
 }
 
 /** What a post's files depend on besides its own source: its category's slug and name. */
-export function categoryKeyOf(post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>): string {
+export function categoryKeyOf(post: PostHead, categories: ReadonlyMap<string, Pick<CategoryRecord, "slug" | "value">>): string {
   const category = post.meta.category === undefined ? undefined : categories.get(post.meta.category);
   return category ? `${category.slug}\u0000${category.value}` : "";
 }
 
 /**
- * `cached` gives the list item of a post whose sources did not change since
- * it was rendered: the contents list is then assembled from those, and only
- * the changed posts' items are rendered again. A part `kept` names is not
- * rendered (its posts, or its blocks, are not even at hand).
+ * An unchanged post that is published has its list item as built: the
+ * contents list is assembled from those, and only the other posts' items are
+ * rendered. A part `kept` names is not rendered (its posts, or its blocks, are
+ * not even at hand).
  */
-export function planOrg(
-  org: OrgSnapshot,
-  posts: readonly PostRecord[],
-  now: number,
-  cached?: CachedSummary,
-  kept?: KeptParts,
-): OrgPlan {
+export function planOrg(org: OrgSnapshot, posts: readonly Post[], now: number, kept?: KeptParts): OrgPlan {
   const categories = categoriesBySlug(org);
   const rows = kept?.rows ? keptRows(kept) : planRows(org);
-  const postsPart = kept?.posts ? keptPosts(kept) : planPosts(org.id, posts, now, categories, cached);
+  const postsPart = kept?.posts ? keptPosts(kept) : planPosts(org.id, posts, now, categories);
   return {
     orgId: org.id,
     files: [...rows.files, ...postsPart.files],
@@ -145,10 +140,10 @@ const keptPosts = ({ counts, nextPublishAt }: KeptParts) => ({
 });
 
 /** The contents list, and the published posts whose files renderPostFiles makes. */
-function planPosts(orgId: string, posts: readonly PostRecord[], now: number, categories: ReadonlyMap<string, CategoryRecord>, cached?: CachedSummary) {
+function planPosts(orgId: string, posts: readonly Post[], now: number, categories: ReadonlyMap<string, CategoryRecord>) {
   const counts: PostCounts = { postsPublished: 0, postsDraft: 0, postsArchived: 0, postsScheduled: 0 };
   let nextPublish = Infinity;
-  const published: PostRecord[] = [];
+  const published: Post[] = [];
   for (const post of posts) {
     const state = stateOf(post, now);
     if (state === "published") {
@@ -164,7 +159,7 @@ function planPosts(orgId: string, posts: readonly PostRecord[], now: number, cat
   const ordered = sortNewestFirst(published);
   const summaries = new Map<string, string>();
   const items = ordered.map((post) => {
-    const item = cached?.(post, categories) ?? canonicalJson(renderSummary(post, categories));
+    const item = isUnchanged(post) ? builtSummary(post) : canonicalJson(renderSummary(post, categories));
     summaries.set(post.file, item);
     return item;
   });
@@ -178,6 +173,12 @@ function planPosts(orgId: string, posts: readonly PostRecord[], now: number, cat
     counts,
     nextPublishAt: Number.isFinite(nextPublish) ? new Date(nextPublish).toISOString() : null,
   };
+}
+
+function builtSummary(post: UnchangedPost): string {
+  // The sources read an unchanged post whole when it is published and was not (sources/read-posts.ts needsRecord).
+  if (post.built.summary === null) throw new Error(`${post.file} is published but was planned without its record`);
+  return post.built.summary;
 }
 
 /** A published post's three files: by id, by slug, and its references. */

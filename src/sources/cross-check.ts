@@ -5,7 +5,7 @@
  * database it did not migrate).
  */
 import type { Problem } from "../errors.js";
-import type { OrgSnapshot, PostRecord } from "../model/snapshot.js";
+import type { OrgSnapshot, PostHead } from "../model/snapshot.js";
 
 function duplicates<T>(items: readonly T[], keyOf: (item: T) => string, report: (item: T, first: T) => void): void {
   const seen = new Map<string, T>();
@@ -18,12 +18,12 @@ function duplicates<T>(items: readonly T[], keyOf: (item: T) => string, report: 
 }
 
 /** `file:line` of a front matter key, or the file alone when the line is unknown. */
-function at(post: PostRecord, key: string): string {
+function at(post: PostHead, key: string): string {
   const line = post.lines?.[key];
   return line === undefined ? post.file : `${post.file}:${line}`;
 }
 
-export function crossCheck(org: OrgSnapshot, posts: readonly PostRecord[]): Problem[] {
+export function crossCheck(org: OrgSnapshot, posts: readonly PostHead[]): Problem[] {
   const problems: Problem[] = [];
   duplicates(
     posts,

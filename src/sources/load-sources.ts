@@ -8,6 +8,7 @@ import { openContractDatabase } from "../db/contract-schema.js";
 import type { Db } from "../db/open.js";
 import { readSnapshotRows, validateSnapshot, type OrgRows, type SnapshotRead, type SnapshotRows } from "../db/read-snapshot.js";
 import type { Problem, SourceWarning } from "../errors.js";
+import type { UnchangedPost } from "../model/snapshot.js";
 import { crossCheck } from "./cross-check.js";
 import { readPosts, type PostIdentity, type PostsRead, type PreviousPosts } from "./read-posts.js";
 
@@ -17,8 +18,8 @@ export interface LoadSourcesOptions {
   content?: string;
   /** Only these organizations, and only their content folders (D14). */
   orgs?: readonly string[];
-  /** What the previous build recorded of the posts: records are reused while a file's bytes are the same. */
-  previous?: Omit<PreviousPosts, "kept" | "candidates"> & {
+  /** What the previous build recorded of the posts: a post is not parsed again while its file's bytes are the same. */
+  previous?: Omit<PreviousPosts, "kept" | "candidates" | "needsRecord"> & {
     /**
      * The parts of an organization kept as the last build left them, given its
      * rows as stored and its posts when each has its stored bytes (else null):
@@ -26,6 +27,8 @@ export interface LoadSourcesOptions {
      * recorded them validated the same).
      */
     kept?: (rows: OrgRows, posts: readonly PostIdentity[] | null) => { rows: boolean; posts: boolean };
+    /** Whether an unchanged post of the organization with these rows is rendered again. */
+    needsRecord?: (rows: OrgRows, post: UnchangedPost) => boolean;
   };
   bodyBudget?: number;
 }
@@ -78,9 +81,12 @@ export async function loadSources<T = undefined>(
   const given = options.previous;
   const previous: PreviousPosts | undefined = given && {
     identity: given.identity,
-    records: given.records,
+    heads: given.heads,
+    record: given.record,
     candidates: [...byId.keys()],
     kept: given.kept && ((orgId, posts) => given.kept!(byId.get(orgId)!, posts).posts),
+    // Posts of a folder no organization has are refused: reading their records is all the same.
+    needsRecord: given.needsRecord && ((orgId, post) => !byId.has(orgId) || given.needsRecord!(byId.get(orgId)!, post)),
   };
   const posts = await readPosts(options.content, options.orgs, { previous, bodyBudget: options.bodyBudget });
   const rowsKept = new Set(given?.kept ? rows.orgs.filter((org) => given.kept!(org, null).rows).map((org) => org.id) : []);

@@ -3,9 +3,10 @@
  * Every file is checked to lie inside the content folder once symlinks are
  * resolved, and decoded as strict UTF-8.
  *
- * Incremental builds hand in the records of the previous build: a file whose
- * identity (size, mtime, ctime, inode) is unchanged is not read again, and an
- * organization whose posts are all as they were, and kept, needs no record at all. Bodies
+ * Incremental builds hand in what the previous build recorded: a file whose
+ * identity (size, mtime, ctime, inode) or bytes are unchanged is not parsed
+ * again, and is planned from its head alone unless it is to be rendered again;
+ * an organization whose posts are all as they were, and kept, needs nothing. Bodies
  * are kept in memory up to a budget and read again when rendering needs them,
  * so a 100k-post organization never holds every body at once.
  */
@@ -13,7 +14,7 @@ import { realpathSync, statSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { UsageError, type Problem, type SourceWarning } from "../errors.js";
 import { EDGE_FILE_LIMIT, postFileWarning } from "../model/edge-file-limit.js";
-import type { PostRecord } from "../model/snapshot.js";
+import type { Post, PostRecord, UnchangedPost } from "../model/snapshot.js";
 import { splitFrontMatter } from "./split-front-matter.js";
 import { listPosts } from "./list-posts.js";
 import { fingerprintOf, readText, type Opened } from "./read-text.js";
@@ -24,17 +25,17 @@ export const DEFAULT_BODY_BUDGET = 64 * 1024 * 1024;
 
 export interface PostsRead {
   /** Posts per organization folder name, but for the organizations whose posts are kept. */
-  byOrg: Map<string, PostRecord[]>;
+  byOrg: Map<string, Post[]>;
   /** Organizations whose posts are kept as they are (PreviousPosts.kept): none of them was parsed. */
   kept: Set<string>;
-  /** Posts of those organizations whose file was copied anew with the same bytes, and their new fingerprint. */
+  /** Unchanged posts (of kept organizations, or planned from their head) whose file was copied anew with the same bytes, and their new fingerprint. */
   refreshed: [file: string, fingerprint: string][];
   problems: Problem[];
   /** What a build accepts but reports: a link with another name than `*.md` that leads nowhere, a post too large for the edge. */
   warnings: SourceWarning[];
   /** `*.md` entries looked at, those refused before parsing included. */
   files: number;
-  /** Files read and parsed, and files whose previous record was reused. */
+  /** Files read and parsed, and files whose bytes were those the previous build parsed. */
   parsed: number;
   reused: number;
   /** Threads the parsing ran on (CDSNAP_PARSE_THREADS). */
@@ -51,8 +52,12 @@ export interface PostIdentity {
 export interface PreviousPosts {
   /** The fingerprint and SHA-256 the stored record of a file was made from. */
   identity: (rel: string) => { fingerprint: string; sha256: string } | undefined;
-  /** The stored records of an organization's posts, by file. */
-  records: (orgId: string) => ReadonlyMap<string, PostRecord>;
+  /** An organization's posts as the previous build left them, by file. */
+  heads: (orgId: string) => ReadonlyMap<string, UnchangedPost>;
+  /** A post's stored record. */
+  record: (rel: string) => Omit<PostRecord, "body"> | undefined;
+  /** Whether an unchanged post is rendered again (then its record is read instead of planning it from its head). */
+  needsRecord?: (orgId: string, post: UnchangedPost) => boolean;
   /**
    * Called for each of `candidates` whose every post has the bytes of its
    * stored record: whether the organization's posts are kept as the last build
@@ -64,7 +69,7 @@ export interface PreviousPosts {
 }
 
 export interface ReadPostsOptions {
-  /** What the previous build recorded: a post is reused while its file has the same bytes. */
+  /** What the previous build recorded: a post is not parsed again while its file has the same bytes. */
   previous?: PreviousPosts;
   bodyBudget?: number;
 }
@@ -87,7 +92,7 @@ export async function readPosts(
   if (!statSync(realRoot).isDirectory()) throw new UsageError(`content folder ${contentDir} is a file, not a folder; pass the folder that holds the organizations' folders`);
   const listing = listPosts(contentDir, realRoot, orgIds);
   const problems: Problem[] = [...listing.problems];
-  const byOrg = new Map<string, PostRecord[]>();
+  const byOrg = new Map<string, Post[]>();
   for (const id of orgIds ?? []) byOrg.set(id, []);
   const listed = listing.files;
 
@@ -124,14 +129,21 @@ export async function readPosts(
     for (const i of files) if (same[i] !== previous!.identity(listed[i]!.rel)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
   }
   for (const orgId of kept) byOrg.delete(orgId);
-  const results: (PostRecord | Problem[] | null | undefined)[] = listed.map((entry, i) => {
+  const results: (Post | Problem[] | null | undefined)[] = listed.map((entry, i) => {
     if (kept.has(orgOf(i))) return null;
     const fingerprint = same[i];
-    const record = fingerprint === undefined ? undefined : previous!.records(orgOf(i)).get(entry.rel);
+    const head = fingerprint === undefined ? undefined : previous!.heads(orgOf(i)).get(entry.rel);
+    if (!head) return undefined;
+    if (!previous!.needsRecord?.(orgOf(i), head)) {
+      reused++;
+      if (fingerprint === head.fingerprint) return head;
+      refreshed.push([entry.rel, fingerprint!]);
+      return { ...head, fingerprint: fingerprint! };
+    }
+    const record = previous!.record(entry.rel);
     if (!record) return undefined;
     reused++;
-    const { body: _body, ...stored } = record;
-    return { ...stored, fingerprint: fingerprint! };
+    return { ...record, fingerprint: fingerprint! };
   });
   const toParse = results.flatMap((result, i) => (result === undefined ? [i] : []));
   const rels = toParse.map((i) => listed[i]!.rel);

@@ -12,6 +12,7 @@ import { createBuildAudit, recordedAudit } from "../../src/audit/run-audit.js";
 import { DEMO_SECRET_VALUES } from "../../src/db/demo-seed.js";
 import { openDatabase } from "../../src/db/open.js";
 import { readSnapshot } from "../../src/db/read-snapshot.js";
+import { parsedOnly } from "../../src/model/snapshot.js";
 import { planGeneration, readPreviousBuild } from "../../src/emit/plan-generation.js";
 import { discardGeneration, writeGeneration } from "../../src/emit/write-generation.js";
 import { treeStoreOf } from "../../src/emit/tree-store.js";
@@ -105,7 +106,7 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
   const plans = snapshot.orgs.map((org) => planOrg(org, posts.byOrg.get(org.id) ?? [], now));
   // Simulate the bug: the draft post is rendered like a published one, by id and references.
   const demo = snapshot.orgs.find((o) => o.id === "demo")!;
-  const draft = posts.byOrg.get("demo")!.find((p) => p.meta.id === "post-0016")!;
+  const draft = parsedOnly(posts.byOrg.get("demo")!).find((p) => p.meta.id === "post-0016")!;
   const detail = renderDetail(draft, draft.body!, new Map(demo.categories.map((c) => [c.slug, c])));
   const files = plans.find((r) => r.orgId === "demo")!.files;
   files.push({ route: { kind: "content", orgId: "demo", id: "post-0016" }, json: detail });

@@ -22,7 +22,7 @@ function comparableState(out: string, gen: Generation) {
     files: [...state.files].map(([rel, [sha, , , size]]) => [rel, sha, size]).sort(),
     pages: [...state.pages].sort(),
     orgs: [...state.orgs].sort(),
-    posts: [...state.orgs.keys()].sort().map((orgId) => [orgId, [...state.postsOf(orgId)].sort()]),
+    posts: [...state.orgs.keys()].sort().map((orgId) => [orgId, [...state.headsOf(orgId)].sort().map(([file, head]) => [file, head, state.recordOf(file)])]),
     audit: [...state.auditOf(state.pages.keys())].sort(),
   };
 }
@@ -180,9 +180,12 @@ describe("incremental builds", () => {
     await rm(path.join(contents, "p4.json"));
     await mkdir(path.join(contents, "p4.json"));
     await writePost(fx.content, `${ORG}/p1.md`, postMeta("p1", { category: "news", title: "Third" }));
-    // Outside the contract (only cdsnap writes there): --verify makes the tree from nothing.
+    // Outside the contract (only cdsnap writes there): --verify trusts nothing the state says and makes the tree from nothing.
     const report = await buildFixture(fx, { verify: true });
-    expect(report).toMatchObject({ changed: true, postsRendered: 1 });
+    expect(report).toMatchObject({ changed: true, postsParsed: 30, postsReused: 0, postsRendered: 30 });
+    expect(report.changedPaths.changed).toEqual(
+      [pathOf({ kind: "contents", orgId: ORG }), pathOf({ kind: "content", orgId: ORG, id: "p1" }), pathOf({ kind: "contentBySlug", orgId: ORG, slug: "p1" })].sort(),
+    );
     const clean = path.join(fx.dir, "clean");
     await buildFixture(fx, { out: clean });
     expect(await hashTree(fx.out)).toBe(await hashTree(clean));

@@ -15,13 +15,31 @@ import { insertBlock, insertCategory, insertOrg, withDb } from "../fixtures/data
 import { postMeta, writePost } from "../fixtures/posts.js";
 import { hashTree, pathExists } from "../fixtures/tree.js";
 
-const { planned, parts, read, blockRenders } = vi.hoisted(() => ({
+const { planned, parts, read, records, blockRenders } = vi.hoisted(() => ({
   planned: [] as string[],
   /** The parts of each planned organization that were rendered. */
   parts: [] as string[],
   read: [] as string[],
+  /** Whole post records read back from the build state (an unchanged post is planned from its head). */
+  records: [] as string[],
   blockRenders: { count: 0 },
 }));
+
+vi.mock("../../src/emit/build-state.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/emit/build-state.js")>();
+  return {
+    ...actual,
+    readState: (...args: Parameters<typeof actual.readState>) => {
+      const state = actual.readState(...args);
+      const { recordOf } = state;
+      state.recordOf = (file) => {
+        records.push(file);
+        return recordOf(file);
+      };
+      return state;
+    },
+  };
+});
 
 vi.mock("../../src/render/blocks.js", async (importOriginal) => {
   const actual = await importOriginal<typeof import("../../src/render/blocks.js")>();
@@ -80,9 +98,17 @@ async function buildPlanning(fx: Fixture, options: Parameters<typeof buildFixtur
   planned.length = 0;
   parts.length = 0;
   read.length = 0;
+  records.length = 0;
   blockRenders.count = 0;
   const report: BuildReport = await buildFixture(fx, options);
-  return { report, planned: [...planned].sort(), parts: [...parts].sort(), read: [...new Set(read)].sort(), blockRenders: blockRenders.count };
+  return {
+    report,
+    planned: [...planned].sort(),
+    parts: [...parts].sort(),
+    read: [...new Set(read)].sort(),
+    records: [...records].sort(),
+    blockRenders: blockRenders.count,
+  };
 }
 
 async function expectCleanTree(fx: Fixture, name: string, options: Parameters<typeof buildFixture>[1] = {}): Promise<void> {
@@ -236,6 +262,8 @@ describe("organizations whose inputs did not change", () => {
     const at = new Date("2026-06-01T13:00:00Z");
     const due = await buildPlanning(fx, { now: at });
     expect(due.planned).toEqual(["gamma"]);
+    // The post fallen due is read back whole to be rendered; the others are planned from their heads.
+    expect(due.records).toEqual(["gamma/later.md"]);
     expect(due.report.changed).toBe(true);
     expect(due.report.changedPaths.added).toContain("/api/organizations/gamma/contents/gamma-later");
     expect(due.report.nextPublishAt).toBeNull();
@@ -276,6 +304,9 @@ describe("a part of an organization whose inputs did not change", () => {
     const built = await buildPlanning(fx);
     expect(built.parts).toEqual(["beta posts"]);
     expect(built.blockRenders).toBe(0);
+    // The unchanged posts are planned from their heads: no record of theirs is read.
+    expect(built.read).toEqual(["beta/p1.md", "beta/p9.md"]);
+    expect(built.records).toEqual([]);
     expect(built.report).toMatchObject({ changed: true, postsParsed: 2, postsRendered: 2 });
     expect(built.report.changedPaths.removed).toEqual([
       "/api/organizations/beta/contents/beta-p4",
@@ -292,8 +323,11 @@ describe("a part of an organization whose inputs did not change", () => {
     withDb(fx.db, (db) => db.prepare("UPDATE categories SET value = 'Tidings' WHERE org_id = 'gamma' AND slug = 'news'").run());
     const built = await buildPlanning(fx);
     expect(built.parts).toEqual(["gamma posts", "gamma rows"]);
-    // Every post of gamma shows its category's name (p1 and p3) or none: those two are rendered again.
-    expect(built.report.postsRendered).toBe(2);
+    // Every post of gamma shows its category's name (p1 and p3) or none: those two are read back whole and rendered again.
+    expect(built.records).toEqual(["gamma/p1.md", "gamma/p3.md"]);
+    // Their files are read for their bodies, not parsed.
+    expect(built.read).toEqual(["gamma/p1.md", "gamma/p3.md"]);
+    expect(built.report).toMatchObject({ postsParsed: 0, postsRendered: 2 });
     expect(built.report.changedPaths.changed).toContain("/api/organizations/gamma/contents");
     await expectCleanTree(fx, "clean-category");
   });
@@ -306,6 +340,7 @@ describe("a part of an organization whose inputs did not change", () => {
     const at = new Date("2026-06-01T13:00:00Z");
     const due = await buildPlanning(fx, { now: at });
     expect(due.parts).toEqual(["delta posts", "delta rows"]);
+    expect(due.records).toEqual(["delta/later.md"]);
     expect(due.report.changedPaths.added).toContain("/api/organizations/delta/contents/delta-later");
     expect(due.report.changedPaths.changed).toContain("/api/organizations/delta/blocks/hero");
     await expectCleanTree(fx, "clean-due", { now: at });

@@ -7,7 +7,7 @@
 import { describe, expect, test } from "vitest";
 import { pathOf } from "../../src/api-paths.js";
 import type { Block, CategoryList, ContentList, ContentSummary, Organization } from "../../src/model/api.js";
-import type { PostRecord } from "../../src/model/snapshot.js";
+import type { PostHead } from "../../src/model/snapshot.js";
 import { categoriesBySlug, categoryKeyOf, planOrg, renderPostFiles, type OrgPlan } from "../../src/render/render-org.js";
 import { post } from "../fixtures/posts.js";
 import { blockRecord, categoryRecord, orgSnapshot, postRecord } from "../fixtures/records.js";
@@ -28,7 +28,7 @@ function fileAt<T>(plan: OrgPlan, route: Parameters<typeof pathOf>[0]): T {
 }
 
 const ids = (items: readonly { id: string }[]) => items.map((i) => i.id);
-const postIds = (posts: readonly PostRecord[]) => posts.map((p) => p.meta.id);
+const postIds = (posts: readonly PostHead[]) => posts.map((p) => p.meta.id);
 
 describe("planOrg: which posts are published at `now` (D1)", () => {
   // Given in an order that is neither the expected one nor its reverse.
@@ -335,7 +335,8 @@ describe("renderPostFiles and categoryKeyOf", () => {
     const org = orgSnapshot(ORG);
     const posts = [record("p1", "2026-01-01"), record("d1", "2026-01-01", "draft")];
     const plan = planOrg(org, posts, NOW);
-    const files = renderPostFiles(ORG, plan.posts[0]!, posts[0]!.body!, plan.categories);
+    expect(plan.posts[0]).toBe(posts[0]);
+    const files = renderPostFiles(ORG, posts[0]!, posts[0]!.body!, plan.categories);
     expect(files.map((f) => pathOf(f.route))).toEqual([
       pathOf({ kind: "content", orgId: ORG, id: "p1" }),
       pathOf({ kind: "contentBySlug", orgId: ORG, slug: "p1" }),
