@@ -141,11 +141,26 @@ export type OrgPart = "rows" | "posts";
 // Every post route lies under the contents list's path (`…/{orgId}/contents`, `…/{orgId}/contents/…`), and no other route does.
 let postsSection: string | undefined;
 
+const postsSectionName = () => (postsSection ??= ROUTES[kindOf("post", "list")].path.split("/").at(-1)!);
+
+/**
+ * The key ranges [from, to) of the paths of an organization's files, or of one
+ * part of them, in code unit order: "/" + 1 is "0", and "." + 1 is "/", so
+ * `contents.` up to `contents0` holds exactly the list file and what lies under it.
+ */
+export function partRanges(orgId: string, part?: OrgPart): [string, string][] {
+  const folder = orgFolderOf(orgId);
+  const end = `${folder.slice(0, -1)}0`;
+  if (part === undefined) return [[folder, end]];
+  const posts: [string, string] = [`${folder}${postsSectionName()}.`, `${folder}${postsSectionName()}0`];
+  return part === "posts" ? [posts] : [[folder, posts[0]], [posts[1], end]];
+}
+
 /** The part of its organization's tree a file belongs to. */
 export function partOfFile(rel: string): OrgPart {
-  postsSection ??= ROUTES[kindOf("post", "list")].path.split("/").at(-1)!;
+  const section = postsSectionName();
   const start = rel.indexOf("/", ORGS_FOLDER.length) + 1;
-  if (!rel.startsWith(postsSection, start)) return "rows";
-  const next = rel.charCodeAt(start + postsSection.length);
+  if (!rel.startsWith(section, start)) return "rows";
+  const next = rel.charCodeAt(start + section.length);
   return next === 0x2f /* / */ || next === 0x2e /* . */ ? "posts" : "rows";
 }

@@ -23,7 +23,8 @@ import { readSecrets } from "./audit/read-secrets.js";
 import { createBuildAudit, recordedAudit, secretsKeyFor } from "./audit/run-audit.js";
 import { needlesOf, redactSecrets } from "./audit/scan-secrets.js";
 import type { OrgRows } from "./db/read-snapshot.js";
-import type { AuditState, StoredOrg } from "./emit/build-state.js";
+import type { AuditState, FileEntry, StoredOrg } from "./emit/build-state.js";
+import { generationFiles } from "./emit/file-table.js";
 import { writeEdgeDocumentOf } from "./edge/publish-document.js";
 import {
   keptPartsOf,
@@ -244,8 +245,9 @@ async function write(input: BuildInput, plan: BuildPlan): Promise<WriteResult> {
 async function audit(plan: BuildPlan, written: WriteResult): Promise<AuditState | null> {
   if (written.kind === "unchanged") return null;
   const { previous } = plan.generation;
-  const { gen, files, inspected, replay } = written;
-  return plan.audit.check(gen.tree, recordedAudit(previous, files), files, inspected, replay, plan.generation.carried).catch(async (error: unknown) => {
+  const { gen, inspected, replay } = written;
+  const files = generationFiles(written.files);
+  return plan.audit.check(gen.tree, recordedAudit(previous, files), files, inspected, replay, plan.generation.keptOrgs).catch(async (error: unknown) => {
     await discardGeneration(gen);
     throw error;
   });
@@ -332,12 +334,21 @@ async function announce(input: BuildInput, built: Built, stage: StageTimer): Pro
   };
 }
 
-/** The size of every file of this build's organizations, written now or kept from the live tree. */
+/**
+ * The size of every file this build planned and rendered, written now or kept
+ * from the live tree; of an unchanged post's files, those the live build found
+ * over the edge's limit (the others are not looked up).
+ */
 function plannedFileSizes(plan: GenerationPlan, written: WriteResult): TreeFileSize[] {
-  const sizeOf = (rel: string) => (written.kind === "written" ? written.files.get(rel)?.[3] : undefined) ?? plan.liveEntry(rel)?.[3] ?? 0;
+  const placed = written.kind === "written" ? written.files.placed : new Map<string, FileEntry>();
+  const sizeOf = (rel: string) => placed.get(rel)?.[3] ?? plan.liveEntry(rel)?.[3] ?? 0;
+  const { state } = plan.previous;
+  const oversizeOf = new Map(plan.postsPlanned.flatMap(({ orgId }) => (state.orgs.get(orgId)?.oversize ?? []).flatMap((o) => (o.post === undefined ? [] : [[o.rel, o] as const]))));
   return [
     ...plan.outputs.map((output) => ({ rel: output.rel, bytes: output.bytes.length })),
-    ...plan.jobs.flatMap((job) => job.rels.map((rel) => ({ rel, bytes: sizeOf(rel), post: job.post.file }))),
+    ...plan.jobs.flatMap((job) =>
+      job.reuse ? job.rels.flatMap((rel) => oversizeOf.get(rel) ?? []) : job.rels.map((rel) => ({ rel, bytes: sizeOf(rel), post: job.post.file })),
+    ),
   ];
 }
 

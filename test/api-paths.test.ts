@@ -1,6 +1,6 @@
 /** The one mapping from API path to file: round trips, reserved words, no collisions. */
 import { describe, expect, test } from "vitest";
-import { fileOf, orgFolderOf, orgInFolder, parseApiPath, partOfFile, pathOf, routeOfFile, type Route } from "../src/api-paths.js";
+import { fileOf, orgFolderOf, orgInFolder, parseApiPath, partOfFile, partRanges, pathOf, routeOfFile, type Route } from "../src/api-paths.js";
 import { ROUTES } from "../src/route-table.js";
 
 const ORG = "demo";
@@ -54,7 +54,14 @@ describe("api paths", () => {
     for (const orgId of [ORG, "contents", "contents-2"]) {
       for (const route of trickyRoutes()) {
         const file = fileOf({ ...route, orgId });
-        expect(partOfFile(file), file).toBe(ROUTES[route.kind].entity === "post" ? "posts" : "rows");
+        const part = ROUTES[route.kind].entity === "post" ? "posts" : "rows";
+        expect(partOfFile(file), file).toBe(part);
+        // The key ranges the build state reads a part by hold exactly that part's files, and the organization's range all of them.
+        const inRanges = (ranges: [string, string][]) => ranges.some(([from, to]) => file >= from && file < to);
+        expect(inRanges(partRanges(orgId, part)), file).toBe(true);
+        expect(inRanges(partRanges(orgId, part === "posts" ? "rows" : "posts")), file).toBe(false);
+        expect(inRanges(partRanges(orgId)), file).toBe(true);
+        for (const other of ["content", "contents", "contents-2", `${orgId}0`].filter((id) => id !== orgId)) expect(inRanges(partRanges(other)), `${file} in ${other}`).toBe(false);
       }
     }
   });

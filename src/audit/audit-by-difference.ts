@@ -20,7 +20,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileOf, routeOfFile, type Route } from "../api-paths.js";
-import type { AuditedFile, FileEntry } from "../emit/build-state.js";
+import type { AuditedFile } from "../emit/build-state.js";
+import type { FileTable } from "../emit/file-table.js";
 import type { Problem } from "../errors.js";
 import { itemFileKinds, itemRoute, kindOf, ORG_FILE_KINDS, ROUTES } from "../route-table.js";
 import type { AuditExpectations, ItemExpectation, OrgExpectation } from "./audit-inputs.js";
@@ -34,7 +35,7 @@ export interface DifferenceInput {
   /** What the sources published when the live tree was audited. */
   before: OrgExpectation;
   /** Every file of the new generation, with its SHA-256. */
-  files: ReadonlyMap<string, FileEntry>;
+  files: FileTable;
   /** The organization's files this build wrote (true) or removed (false), and its organization file. */
   changed: readonly string[];
   inspected: ReadonlyMap<string, Inspected>;
@@ -88,7 +89,7 @@ export async function auditByDifference(orgId: string, input: DifferenceInput): 
   const current = new Map<string, FileFacts>();
   // The changed files the generation holds: inspected as they were written, or read now (an organization file
   // the write proxy replaced), their paths searched for secrets.
-  const present = input.changed.filter((rel) => files.has(rel));
+  const present = input.changed.filter((rel) => files.get(rel) !== undefined);
   const previous = input.recorded([...input.changed, ...ORG_FILE_KINDS.map((kind) => fileOf({ kind, orgId } as Route))]);
   for (const rel of present) {
     problems.push(...scanForSecrets(rel, Buffer.from(rel, "utf8"), input.needles, true));
@@ -104,7 +105,7 @@ export async function auditByDifference(orgId: string, input: DifferenceInput): 
   /** The facts of a file of the new generation: this build's, or the recorded ones of a file it did not change. */
   const factsOf = (rels: readonly string[]): Map<string, FileFacts> => {
     const out = new Map<string, FileFacts>();
-    const unchanged = rels.filter((rel) => files.has(rel) && !changed.has(rel));
+    const unchanged = rels.filter((rel) => files.get(rel) !== undefined && !changed.has(rel));
     const stored = input.recorded(unchanged);
     for (const rel of rels) {
       const facts = changed.has(rel) ? current.get(rel) : stored.get(rel)?.facts;

@@ -12,7 +12,8 @@ import { auditByDifference } from "./audit-by-difference.js";
 import { expectationsOf, readAuditInputs, type AuditExpectations, type OrgExpectation } from "./audit-inputs.js";
 import { auditTree, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
 import { fileOf, orgInFolder } from "../api-paths.js";
-import type { AuditedFile, AuditState, FileEntry, SecretsKey } from "../emit/build-state.js";
+import type { AuditedFile, AuditState, SecretsKey } from "../emit/build-state.js";
+import type { FileTable } from "../emit/file-table.js";
 import type { PreviousBuild } from "../emit/plan-generation.js";
 import { needlesOf, redactSecrets } from "./scan-secrets.js";
 import type { StoredSecret } from "./read-secrets.js";
@@ -97,35 +98,24 @@ export function createBuildAudit(
      * Audits the generation's tree, given every file it holds and each one's
      * SHA-256, what the write stage found inspecting the files it wrote, and
      * the files it wrote (true) and removed (false) against the live tree.
-     * `carried` are the live files of the organizations the build kept as they
+     * `keptOrgs` are the organizations of the live tree the build kept as they
      * are: with the facts of the live tree's audit at hand and the same
-     * secrets, they passed it as they are, and are not audited again.
+     * secrets, their files passed it as they are, and are not audited again,
+     * unless the write proxy replaced the organization's file since.
      */
     async check(
       tree: string,
       previous: RecordedAudit | null,
-      files: ReadonlyMap<string, FileEntry>,
+      files: FileTable,
       inspected: ReadonlyMap<string, Inspected>,
       changes: ReadonlyMap<string, boolean>,
-      carried: readonly string[] = [],
+      keptOrgs: readonly string[] = [],
     ): Promise<AuditState> {
       const sha256Of = (rel: string) => files.get(rel)?.[0];
       const changed = await secretsChanged();
       const reusable = previous !== null && !changed;
-      const kept = new Set<string>();
-      if (reusable) {
-        // A carried file whose bytes changed since (the write proxy replaced an organization file) is
-        // inspected, and the rules across files run again over its whole organization.
-        const changedOrgs = new Set<string>();
-        // A kept part of a planned organization is audited with the rest of it.
-        const planned = new Set(expectations.orgs.map((exp) => exp.orgId));
-        for (const rel of carried) {
-          if (planned.has(orgInFolder(rel))) continue;
-          if (previous.unchangedSinceAudit(rel)) kept.add(rel);
-          else changedOrgs.add(orgInFolder(rel));
-        }
-        for (const rel of kept) if (changedOrgs.has(orgInFolder(rel))) kept.delete(rel);
-      }
+      // A kept organization whose file the write proxy replaced is inspected, and the rules across files run again over it.
+      const replaced = reusable ? keptOrgs.filter((orgId) => !previous.unchangedSinceAudit(fileOf({ kind: "organization", orgId }))) : [];
       // A planned organization whose live files passed the audit against recorded expectations is audited by difference.
       const byDifference = new Map<string, OrgExpectation>();
       if (reusable) {
@@ -134,7 +124,9 @@ export function createBuildAudit(
           if (before && exp.posts !== null && before.posts !== null) byDifference.set(exp.orgId, before);
         }
       }
-      const audited = [...files.keys()].filter((rel) => !kept.has(rel) && !byDifference.has(orgInFolder(rel)));
+      // Reusable, the organizations audited whole are those planned and not by difference, and those replaced.
+      const auditedWhole = [...expectations.orgs.map((exp) => exp.orgId).filter((orgId) => !byDifference.has(orgId)), ...replaced];
+      const audited = reusable ? auditedWhole.flatMap((orgId) => [...files.of(orgId).keys()]) : [...files.all().keys()];
       // The recorded facts of the organizations audited whole, only: a carried organization's are never read.
       const reuse = reusable ? previous.facts(new Set(audited.map(orgInFolder))) : undefined;
       const whole: AuditExpectations = { orgIds: expectations.orgIds, orgs: expectations.orgs.filter((o) => !byDifference.has(o.orgId)) };
@@ -182,7 +174,7 @@ export function createBuildAudit(
         const sha256 = sha256Of(fileFacts.rel);
         if (sha256) facts.set(fileFacts.rel, { sha256, facts: fileFacts });
       }
-      return { salt, secretsKey: await secretsKey, files: facts, whole: kept.size === 0 && byDifference.size === 0, expected };
+      return { salt, secretsKey: await secretsKey, files: facts, whole: !reusable, expected };
     },
   };
 }
@@ -195,7 +187,7 @@ export interface RecordedAudit {
   factsAt: (rels: readonly string[]) => ReadonlyMap<string, AuditedFile>;
   /** What the sources published for an organization when the live tree was audited. */
   expectedOf: (orgId: string) => OrgExpectation | undefined;
-  /** Whether a carried file has the bytes it had when its facts were recorded. */
+  /** Whether a file of a kept organization has the bytes it had when its facts were recorded. */
   unchangedSinceAudit: (rel: string) => boolean;
 }
 
@@ -203,7 +195,7 @@ export interface RecordedAudit {
  * What the live generation's audit recorded, when its state is trusted: then
  * every file the state lists has facts recorded for the bytes it lists.
  */
-export function recordedAudit(previous: PreviousBuild, files: ReadonlyMap<string, FileEntry>): RecordedAudit | null {
+export function recordedAudit(previous: PreviousBuild, files: FileTable): RecordedAudit | null {
   const { state } = previous;
   if (!previous.trusted || state.audited === null) return null;
   return {

@@ -24,6 +24,7 @@ import type { FileFacts } from "../audit/tree-rules.js";
 import { orgFolderOf, orgInFolder } from "../api-paths.js";
 import type { PostHead, PostRecord, UnchangedPost } from "../model/snapshot.js";
 import type { OrgCounts } from "../render/render-org.js";
+import { filesInMemory, generationFiles, storedFiles, type FileTable, type GenerationFiles } from "./file-table.js";
 import type { Generation, TreeStore } from "./tree-store.js";
 
 /** A post a build parsed or read back whole, and what it made of it: the rows it records. */
@@ -116,8 +117,8 @@ export interface BuildState {
   headsOf: (orgId: string) => ReadonlyMap<string, UnchangedPost>;
   /** A post's whole record, without its body. */
   recordOf: (file: string) => Omit<PostRecord, "body"> | undefined;
-  /** Every tree file of the generation, read on the first use. */
-  readonly files: Map<string, FileEntry>;
+  /** The tree files of the generation, read as they are asked for. */
+  files: FileTable;
   /** The secrets the live generation was audited against: a build that changes no byte still audits when they changed. */
   audited: SecretsKey | null;
   /** The audit's facts of the files of these organizations, read on the first call for each. */
@@ -137,7 +138,7 @@ export const emptyState = (): BuildState => ({
   posts: new Map(),
   headsOf: () => new Map(),
   recordOf: () => undefined,
-  files: new Map(),
+  files: filesInMemory(new Map()),
   audited: null,
   auditOf: () => new Map(),
   auditAt: () => new Map(),
@@ -153,7 +154,7 @@ export const emptyState = (): BuildState => ({
 export interface NextState {
   base: string | null;
   changes: Map<string, boolean>;
-  files: Map<string, FileEntry>;
+  files: GenerationFiles;
   pages: Map<string, string>;
   orgs: Map<string, StoredOrg>;
   posts: Map<string, Map<string, BuiltPost | null>>;
@@ -231,8 +232,7 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
       return heads;
     };
     state.recordOf = (rel) => readRecord(file, rel);
-    let files: Map<string, FileEntry> | undefined;
-    Object.defineProperty(state, "files", { get: () => (files ??= readFiles(file)) });
+    state.files = storedFiles(file);
     const salt = meta.get("audit_salt");
     const secretsKey = meta.get("audit_secrets_key");
     if (salt !== undefined && secretsKey !== undefined) state.audited = { salt, secretsKey };
@@ -304,19 +304,6 @@ function readRecord(file: string, rel: string): Omit<PostRecord, "body"> | undef
   }
 }
 
-function readFiles(file: string): Map<string, FileEntry> {
-  const db = openReadOnly(file);
-  try {
-    const files = new Map<string, FileEntry>();
-    for (const [rel, sha, ino, mtime, size] of db.prepare("SELECT * FROM files").raw().iterate() as Iterable<[string, string, number, number, number]>) {
-      files.set(rel, [sha, ino, mtime, size]);
-    }
-    return files;
-  } finally {
-    db.close();
-  }
-}
-
 /**
  * Adds to `into` the audit's facts of the rows `sql` selects (rel, sha256,
  * facts) once for each set of parameters.
@@ -358,6 +345,25 @@ function readExpected(file: string, orgId: string): OrgExpectation | undefined {
 const sameEntry = (a: FileEntry, b: FileEntry | undefined) =>
   b !== undefined && a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3];
 
+interface FileChanges {
+  put: [string, FileEntry][];
+  drop: string[];
+}
+
+/**
+ * The file rows that differ between the stored table (`stored`, null for a new
+ * file) and the next generation's: those it placed and removed when it was
+ * made as the stored generation's copy, else every row compared.
+ */
+function fileChanges(next: GenerationFiles, stored: FileTable | null): FileChanges {
+  if (next.base !== null && next.base === stored) {
+    return { put: [...next.placed].filter(([rel, entry]) => !sameEntry(entry, stored.get(rel))), drop: [...next.removed].filter((rel) => stored.get(rel) !== undefined) };
+  }
+  const before = stored?.all() ?? new Map<string, FileEntry>();
+  const after = generationFiles(next).all();
+  return { put: [...after].filter(([rel, entry]) => !sameEntry(entry, before.get(rel))), drop: [...before.keys()].filter((rel) => !after.has(rel)) };
+}
+
 /** Opens the state for writing: a rollback journal, synced (see writeState). */
 function openForWriting(file: string): Database.Database {
   const db = new Database(file);
@@ -385,8 +391,8 @@ export async function writeState(
 ): Promise<void> {
   const file = stateFileOf(store);
   const fresh = previous.generation === null;
-  // Read before the file is replaced: the rows this write compares against.
-  const previousFiles = fresh ? new Map<string, FileEntry>() : previous.files;
+  // Read before the file is replaced or written: the rows this write compares against.
+  const fileRows = fileChanges(next.files, fresh ? null : previous.files);
   // readState found no rows of the live generation (none, stale, damaged, older format): start a new file.
   // Under the build lock nothing else writes the file between that read and this write.
   if (fresh) for (const suffix of ["", "-journal"]) rmSync(`${file}${suffix}`, { force: true });
@@ -395,7 +401,7 @@ export async function writeState(
     db.exec("BEGIN IMMEDIATE");
     try {
       if (fresh) db.exec(SCHEMA);
-      writeRows(db, genId, next, previous, previousFiles);
+      writeRows(db, genId, next, previous, fileRows);
       await publish();
       db.exec("COMMIT");
     } catch (error) {
@@ -477,7 +483,7 @@ function writeRows(
   genId: string,
   next: NextState,
   previous: BuildState,
-  previousFiles: ReadonlyMap<string, FileEntry>,
+  fileRows: FileChanges,
 ): void {
   const put = (sql: string) => db.prepare(sql);
   const setMeta = put("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)");
@@ -492,8 +498,8 @@ function writeRows(
   db.exec("DELETE FROM changes");
   const putChange = put("INSERT INTO changes VALUES (?, ?)");
   for (const [rel, written] of next.changes) putChange.run(rel, written ? 1 : 0);
-  for (const [rel, entry] of next.files) if (!sameEntry(entry, previousFiles.get(rel))) putFile.run(rel, ...entry);
-  for (const rel of previousFiles.keys()) if (!next.files.has(rel)) dropFile.run(rel);
+  for (const [rel, entry] of fileRows.put) putFile.run(rel, ...entry);
+  for (const rel of fileRows.drop) dropFile.run(rel);
   for (const [orgId, sha] of next.pages) if (previous.pages.get(orgId) !== sha) putPages.run(orgId, sha);
   for (const orgId of previous.pages.keys()) if (!next.pages.has(orgId)) dropPages.run(orgId);
   writeOrgRows(db, next, previous);

@@ -12,8 +12,8 @@
  */
 import { lstatSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { fileOf, orgInFolder, parseApiPath, partOfFile } from "../api-paths.js";
-import { itemFileKinds, itemRoute, ROUTES } from "../route-table.js";
+import { fileOf, parseApiPath, type Route } from "../api-paths.js";
+import { itemFileKinds, itemRoute, kindOf, ROUTES } from "../route-table.js";
 import type { OrgRows } from "../db/read-snapshot.js";
 import { isUnchanged, type PostHead, type PostRecord, type UnchangedPost } from "../model/snapshot.js";
 import { canonicalJson, compareCodeUnits } from "../render/canonical-json.js";
@@ -157,8 +157,12 @@ export interface GenerationPlan {
   jobs: PostJob[];
   /** Files of the live generation that the next one does not have. */
   removed: string[];
-  /** Files of organizations carried over (`--org` builds) as they are. */
+  /** Untrusted, the live files of the organizations kept as they are, linked into the next generation (trusted, it starts as the live one's copy). */
   carried: string[];
+  /** Trusted, how many files each planned organization keeps in its kept part. */
+  keptFiles: Map<string, number>;
+  /** The organizations of the live tree kept as they are. */
+  keptOrgs: string[];
   /** Each planned organization's D8 page membership, as canonical JSON. */
   pages: Map<string, string>;
   pagesChanged: boolean;
@@ -192,6 +196,7 @@ export function orgOfFile(rel: string): string {
 }
 
 const POST_FILE_KINDS = itemFileKinds("post");
+const POSTS_LIST = kindOf("post", "list");
 
 /** A published post's files: by id, by slug, and its references, in the route table's order. */
 export function postRels(orgId: string, post: Pick<PostHead, "meta">): string[] {
@@ -210,10 +215,6 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
   const planned = new Map(plans.map((p) => [p.orgId, p]));
   const keeps = (orgId: string) => !planned.has(orgId) && options.keep(orgId);
   const keepsPages = (orgId: string) => keeps(orgId) || planned.get(orgId)?.kept.rows === true;
-  // Trusted, the live files are needed only to find what goes and what is carried:
-  // a build that plans nothing and drops no organization reads none of their rows.
-  const everyOrgKept = trusted && plans.length === 0 && [...state.pages.keys()].every(keeps);
-  const liveFiles: Iterable<string> = live === null || everyOrgKept ? [] : trusted ? state.files.keys() : listTree(live.tree).files;
   const liveEntry = liveEntries(live, state, trusted);
 
   const owners = new Map<string, string>();
@@ -243,28 +244,69 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
     }
   }
 
-  const removed: string[] = [];
-  const carried: string[] = [];
-  // Trusted, every file is one a build wrote, in its organization's folder.
-  const kept = (rel: string): boolean => {
-    if (trusted) {
-      const orgId = orgInFolder(rel);
-      return keeps(orgId) || planned.get(orgId)?.kept[partOfFile(rel)] === true;
-    }
-    const route = parseApiPath(apiPathOfFile(rel));
-    // A stray file in a tree that is not trusted (put there by hand) goes, whatever organization it names.
-    return route !== null && ROUTES[route.kind].access === "read" && keeps(route.orgId);
-  };
-  for (const rel of liveFiles) {
-    if (owners.has(rel)) continue;
-    (kept(rel) ? carried : removed).push(rel);
-  }
+  const liveOrgs = [...new Set([...state.pages.keys(), ...state.orgs.keys()])];
+  const { removed, carried, keptFiles } = trusted ? goneFromTrusted(state, plans, liveOrgs, keeps, owners) : goneFromUntrusted(live, keeps, owners);
   const pages = new Map(plans.flatMap((p) => (p.pages === null ? [] : [[p.orgId, canonicalJson(p.pages)] as const])));
   const pagesChanged =
     [...pages].some(([orgId, json]) => state.pages.get(orgId) !== sha256(json)) ||
     [...state.pages.keys()].some((orgId) => !pages.has(orgId) && !keepsPages(orgId));
   const postsPlanned = plans.filter((p) => !p.kept.posts);
-  return { previous, postsPlanned, outputs, jobs, removed, carried, pages, pagesChanged, keeps, keepsPages, liveEntry, codeVersion: options.codeVersion };
+  const keptOrgs = liveOrgs.filter(keeps);
+  return { previous, postsPlanned, outputs, jobs, removed, carried, keptFiles, keptOrgs, pages, pagesChanged, keeps, keepsPages, liveEntry, codeVersion: options.codeVersion };
+}
+
+interface Gone {
+  removed: string[];
+  carried: string[];
+  keptFiles: Map<string, number>;
+}
+
+/**
+ * Trusted, every live file is one a build wrote, in its organization's folder,
+ * and the next generation starts as the live one's copy: nothing is carried.
+ * The files that may go are looked up where they are: those of an organization
+ * neither planned nor kept, of a planned rows part, and of a planned posts part
+ * (the live build's published posts, from their heads); a kept part's are only counted.
+ */
+function goneFromTrusted(
+  state: BuildState,
+  plans: readonly OrgPlan[],
+  liveOrgs: readonly string[],
+  keeps: (orgId: string) => boolean,
+  owners: ReadonlyMap<string, string>,
+): Gone {
+  const removed: string[] = [];
+  const keptFiles = new Map<string, number>();
+  const goesUnlessClaimed = (rel: string) => {
+    if (!owners.has(rel)) removed.push(rel);
+  };
+  const planned = new Map(plans.map((p) => [p.orgId, p]));
+  for (const orgId of liveOrgs) if (!planned.has(orgId) && !keeps(orgId)) for (const rel of state.files.of(orgId).keys()) removed.push(rel);
+  for (const { orgId, kept } of plans) {
+    let count = 0;
+    if (kept.rows) count += state.files.count(orgId, "rows");
+    else for (const rel of state.files.of(orgId, "rows").keys()) goesUnlessClaimed(rel);
+    if (kept.posts) count += state.files.count(orgId, "posts");
+    else {
+      goesUnlessClaimed(fileOf({ kind: POSTS_LIST, orgId } as Route));
+      for (const head of state.headsOf(orgId).values()) if (head.built.summary !== null) postRels(orgId, head).forEach(goesUnlessClaimed);
+    }
+    keptFiles.set(orgId, count);
+  }
+  return { removed, carried: [], keptFiles };
+}
+
+/** Untrusted, the live tree is listed: a file is carried when its organization is kept, else it goes. */
+function goneFromUntrusted(live: Generation | null, keeps: (orgId: string) => boolean, owners: ReadonlyMap<string, string>): Gone {
+  const removed: string[] = [];
+  const carried: string[] = [];
+  for (const rel of live === null ? [] : listTree(live.tree).files) {
+    if (owners.has(rel)) continue;
+    const route = parseApiPath(apiPathOfFile(rel));
+    // A stray file (put there by hand) goes, whatever organization it names.
+    (route !== null && ROUTES[route.kind].access === "read" && keeps(route.orgId) ? carried : removed).push(rel);
+  }
+  return { removed, carried, keptFiles: new Map() };
 }
 
 /**

@@ -23,10 +23,10 @@ import type { Inspected } from "../audit/audit-tree.js";
 import { createInspector } from "../audit/inspector.js";
 import type { SecretNeedle } from "../audit/scan-secrets.js";
 import type { FileEntry } from "./build-state.js";
+import type { GenerationFiles } from "./file-table.js";
 import { renderInParallel, renderWorkers, type FileOutcome, type RenderJobInput, type RenderSetup } from "./render-pool.js";
 import { createFile, inFolder, linkInto, postFileBytes, removeFile } from "./tree-files.js";
 import { apiPathOfFile, orgOfFile, proxyFileOf, type GenerationPlan, type PostJob, type RenderJob } from "./plan-generation.js";
-import { orgInFolder } from "../api-paths.js";
 import { generation, nextGenerationId, pagesFileOf, recycleGeneration, type Generation, type TreeStore } from "./tree-store.js";
 
 /** Posts rendered between two turns of the event loop. */
@@ -60,7 +60,7 @@ export interface WrittenGeneration extends WriteCommon {
   kind: "written";
   gen: Generation;
   /** Every file of the generation, with its hash and identity. */
-  files: Map<string, FileEntry>;
+  files: GenerationFiles;
   changes: ChangedPaths;
   /** The files this build wrote (true) and removed (false), against the live tree: what the next build replays. */
   replay: Map<string, boolean>;
@@ -88,6 +88,8 @@ export interface WriteOptions {
   force?: boolean;
 }
 
+const sameEntry = (a: FileEntry, b: FileEntry | undefined) => b !== undefined && a.every((value, i) => value === b[i]);
+
 function statsIn(perOrg: Map<string, EmitStats>): (orgId: string) => EmitStats {
   return (orgId) => {
     let s = perOrg.get(orgId);
@@ -108,17 +110,17 @@ async function levelWithLive(store: TreeStore, plan: GenerationPlan, gen: Genera
   const taken = state.base !== null && (await recycleGeneration(store, state.base, gen));
   mkdirSync(gen.tree, { recursive: true });
   if (taken) {
-    for (const [rel] of state.changes) {
-      if (state.files.has(rel)) linkInto(gen.tree, liveFile(rel), rel, true);
+    for (const [rel, written] of state.changes) {
+      if (written) linkInto(gen.tree, liveFile(rel), rel, true);
       else removeFile(gen.tree, rel);
     }
     // Replaced between builds by the write proxy, whose writes no build recorded.
     for (const orgId of state.pages.keys()) {
       const rel = proxyFileOf(orgId);
-      if (state.files.has(rel)) linkInto(gen.tree, liveFile(rel), rel, true);
+      if (state.files.get(rel)) linkInto(gen.tree, liveFile(rel), rel, true);
     }
   } else {
-    for (const rel of state.files.keys()) inFolder(path.join(gen.tree, rel), () => linkSync(liveFile(rel), path.join(gen.tree, rel)));
+    for (const rel of state.files.all().keys()) inFolder(path.join(gen.tree, rel), () => linkSync(liveFile(rel), path.join(gen.tree, rel)));
   }
 }
 
@@ -137,7 +139,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
   // generation's whole list is the state's with these laid over it, made only when there is a generation).
   const placed = new Map<string, FileEntry>();
   const place = (rel: string, entry: FileEntry) => {
-    if (!trusted || state.files.get(rel) !== entry) placed.set(rel, entry);
+    if (!trusted || !sameEntry(entry, state.files.get(rel))) placed.set(rel, entry);
   };
   const replay = new Map<string, boolean>();
   const inspected = new Map<string, Inspected>();
@@ -241,25 +243,32 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
       }
     }
     // The files of a planned organization's kept part are among its unchanged ones.
-    for (const rel of plan.carried) {
-      const stats = perOrg.get(orgInFolder(rel));
-      if (stats) stats.unchanged++;
-    }
+    for (const [orgId, count] of plan.keptFiles) statsOf(orgId).unchanged += count;
     if (gen === null) return { kind: "unchanged", perOrg, postsRendered };
     const tree = (gen as Generation).tree;
     for (const rel of plan.carried) {
       const entry = liveEntry(rel);
       if (!entry) continue;
-      if (!trusted) linkInto(tree, path.join(live!.tree, rel), rel, false);
+      linkInto(tree, path.join(live!.tree, rel), rel, false);
       place(rel, entry);
     }
-    const files = new Map<string, FileEntry>(trusted ? state.files : []);
-    for (const [rel, entry] of placed) files.set(rel, entry);
+    const removed = new Set(plan.removed);
+    if (trusted) {
+      // The copy holds the live organization files, which the write proxy replaces between builds: those the build
+      // did not render are looked at (liveEntry), so their entries are those of the bytes they hold.
+      const rendered = new Set(plan.outputs.map((o) => o.rel));
+      for (const orgId of state.pages.keys()) {
+        const rel = proxyFileOf(orgId);
+        const entry = rendered.has(rel) || removed.has(rel) ? undefined : liveEntry(rel);
+        if (entry) place(rel, entry);
+      }
+    }
     for (const rel of plan.removed) {
       if (trusted) removeFile(tree, rel);
-      files.delete(rel);
+      placed.delete(rel);
       replay.set(rel, false);
     }
+    const files: GenerationFiles = { base: trusted ? state.files : null, placed, removed };
     const next = gen as Generation;
     mkdirSync(path.join(next.dir, "pages"), { recursive: true });
     for (const [orgId, json] of plan.pages) writeFileSync(pagesFileOf(next, orgId), json, { flag: "wx" });

@@ -18,6 +18,7 @@ import { readSnapshot } from "../../src/db/read-snapshot.js";
 import { planGeneration, readPreviousBuild } from "../../src/emit/plan-generation.js";
 import { treeStoreOf } from "../../src/emit/tree-store.js";
 import { discardGeneration, writeGeneration } from "../../src/emit/write-generation.js";
+import { generationFiles } from "../../src/emit/file-table.js";
 import { AuditFailedError, type Problem } from "../../src/errors.js";
 import type { StoredSecret } from "../../src/audit/read-secrets.js";
 import { parsedOnly, type OrgSnapshot, type PostRecord } from "../../src/model/snapshot.js";
@@ -191,8 +192,9 @@ test("on randomly damaged trees, the build's audit by difference finds exactly w
     });
     if (written.kind !== "written") throw new Error("a forced build makes a generation");
     try {
+      const files = generationFiles(written.files);
       const byDifference = await audit
-        .check(written.gen.tree, recordedAudit(previous, written.files), written.files, written.inspected, written.replay, plan.carried)
+        .check(written.gen.tree, recordedAudit(previous, files), files, written.inspected, written.replay, plan.keptOrgs)
         .then(
           () => [] as Problem[],
           (error: unknown) => {

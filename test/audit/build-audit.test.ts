@@ -15,6 +15,7 @@ import { readSnapshot } from "../../src/db/read-snapshot.js";
 import { parsedOnly } from "../../src/model/snapshot.js";
 import { planGeneration, readPreviousBuild } from "../../src/emit/plan-generation.js";
 import { discardGeneration, writeGeneration } from "../../src/emit/write-generation.js";
+import { generationFiles } from "../../src/emit/file-table.js";
 import { treeStoreOf } from "../../src/emit/tree-store.js";
 import { AuditFailedError } from "../../src/errors.js";
 import type { Block } from "../../src/model/api.js";
@@ -119,8 +120,9 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
   const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now, previous.state.audited);
   const written = await writeGeneration(store, plan, { loadBody: (post) => loadBody(site.content, post), contentDir: site.content, inspection: audit.inspection });
   if (written.kind !== "written") throw new Error("the buggy plan must write files");
+  const table = generationFiles(written.files);
   const error = (await audit
-    .check(written.gen.tree, recordedAudit(previous, written.files), written.files, written.inspected, written.replay)
+    .check(written.gen.tree, recordedAudit(previous, table), table, written.inspected, written.replay)
     .catch((e: unknown) => e)) as AuditFailedError;
   await discardGeneration(written.gen);
   expect(error).toBeInstanceOf(AuditFailedError);
