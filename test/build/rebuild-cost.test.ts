@@ -1,8 +1,10 @@
 /**
  * A rebuild costs what changed: the file calls a build makes inside `--out`
- * and its state folder, counted through the real `node:fs`, are the same for
- * an organization of 20 posts and of 80 when one post is edited. (The posts
- * themselves are all looked at: that is reading the sources.)
+ * and its state folder, counted through the real `node:fs`, and the file
+ * entries and post records it reads from the build state, are the same for an
+ * organization of 20 posts and of 80 when one post is edited. (The posts
+ * themselves are all looked at: that is reading the sources; and each post's
+ * head, which holds its list item: that is the contents list.)
  */
 import { cp, rename, rm } from "node:fs/promises";
 import path from "node:path";
@@ -11,6 +13,47 @@ import { buildFixture, makeFixture, removeDir, type Fixture } from "../fixtures/
 import { insertCategory, insertOrg, withDb } from "../fixtures/database.js";
 import { postMeta, writePost } from "../fixtures/posts.js";
 import { hashTree } from "../fixtures/tree.js";
+
+const { rows } = vi.hoisted(() => ({ rows: { entries: 0, records: 0 } }));
+
+// The build state's file entries and post records, counted as the build reads them.
+vi.mock("../../src/emit/file-table.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/emit/file-table.js")>();
+  const counted = <M extends ReadonlyMap<string, unknown>>(entries: M): M => {
+    rows.entries += entries.size;
+    return entries;
+  };
+  return {
+    ...actual,
+    storedFiles: (file: string) => {
+      const table = actual.storedFiles(file);
+      return {
+        get: (rel: string) => {
+          rows.entries++;
+          return table.get(rel);
+        },
+        of: (...args: Parameters<typeof table.of>) => counted(table.of(...args)),
+        count: table.count,
+        all: () => counted(table.all()),
+      };
+    },
+  };
+});
+vi.mock("../../src/emit/build-state.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/emit/build-state.js")>();
+  return {
+    ...actual,
+    readState: (...args: Parameters<typeof actual.readState>) => {
+      const state = actual.readState(...args);
+      const { recordOf } = state;
+      state.recordOf = (file) => {
+        rows.records++;
+        return recordOf(file);
+      };
+      return state;
+    },
+  };
+});
 
 const { calls, counted, SYNC, ASYNC } = vi.hoisted(() => {
   const calls = { under: null as string | null, byName: new Map<string, number>() };
@@ -52,16 +95,18 @@ async function organization(fx: Fixture, posts: number): Promise<void> {
   }
 }
 
-/** The file calls inside `--out` and its state folder during one build. */
+/** The file calls inside `--out` and its state folder during one build, and the state's file entries and post records it read. */
 async function countedBuild(fx: Fixture): Promise<Map<string, number>> {
   calls.byName = new Map();
   calls.under = path.join(path.dirname(fx.out), `.${path.basename(fx.out)}`);
+  rows.entries = 0;
+  rows.records = 0;
   try {
     await buildFixture(fx);
   } finally {
     calls.under = null;
   }
-  const out = calls.byName;
+  const out = new Map([...calls.byName, ["state file entries read", rows.entries], ["state post records read", rows.records]]);
   return new Map([...out].sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
@@ -96,6 +141,11 @@ describe("a rebuild's file calls do not grow with the organization", () => {
     expect(small.edit.get("openSync")).toBe(3);
     expect(small.edit.get("lstatSync") ?? 0).toBeLessThanOrEqual(2);
     expect(small.noOp.get("openSync") ?? 0).toBe(0);
+    // It reads no post's record, and the entries of the files it writes and the organization's own files:
+    // fewer than the three files of each of the smaller organization's 20 posts.
+    expect(small.edit.get("state post records read")).toBe(0);
+    expect(small.edit.get("state file entries read")).toBeGreaterThan(0);
+    expect(small.edit.get("state file entries read")).toBeLessThan(3 * 20);
   });
 
   it("a fresh checkout of the same posts (new inodes and times) parses and renders nothing", async () => {
