@@ -18,7 +18,7 @@ import { lstatSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { orgInFolder, partOfFile, pathOf } from "./api-paths.js";
+import { orgInFolder, parseApiPath, partOfFile, pathOf } from "./api-paths.js";
 import { readSecrets } from "./audit/read-secrets.js";
 import { createBuildAudit, recordedAudit, secretsKeyFor } from "./audit/run-audit.js";
 import { needlesOf, redactSecrets } from "./audit/scan-secrets.js";
@@ -47,7 +47,7 @@ import { EDGE_FILE_LIMIT, postsWarned, treeFileWarnings, type TreeFileSize } fro
 import { changedTags } from "./on-change/change-set.js";
 import { planOrg, type OrgPlan } from "./render/render-org.js";
 import type { BuildReport, OrgReport } from "./report.js";
-import { itemRoute, kindOf, ROUTES } from "./route-table.js";
+import { kindOf, ROUTES } from "./route-table.js";
 import { loadSources } from "./sources/load-sources.js";
 import { loadBody, type PostIdentity } from "./sources/read-posts.js";
 
@@ -343,12 +343,12 @@ function plannedFileSizes(plan: GenerationPlan, written: WriteResult): TreeFileS
   const placed = written.kind === "written" ? written.files.placed : new Map<string, FileEntry>();
   const sizeOf = (rel: string) => placed.get(rel)?.[3] ?? plan.liveEntry(rel)?.[3] ?? 0;
   const { state } = plan.previous;
-  const oversizeOf = new Map(plan.postsPlanned.flatMap(({ orgId }) => (state.orgs.get(orgId)?.oversize ?? []).flatMap((o) => (o.post === undefined ? [] : [[o.rel, o] as const]))));
+  const oversize = plan.postsPlanned.flatMap(({ orgId }) => state.orgs.get(orgId)?.oversize ?? []);
+  const reused = new Set(plan.jobs.flatMap((job) => (job.reuse ? [job.post.file] : [])));
   return [
     ...plan.outputs.map((output) => ({ rel: output.rel, bytes: output.bytes.length })),
-    ...plan.jobs.flatMap((job) =>
-      job.reuse ? job.rels.flatMap((rel) => oversizeOf.get(rel) ?? []) : job.rels.map((rel) => ({ rel, bytes: sizeOf(rel), post: job.post.file })),
-    ),
+    ...plan.jobs.flatMap((job) => (job.reuse ? [] : job.rels.map((rel) => ({ rel, bytes: sizeOf(rel), post: job.post.file })))),
+    ...oversize.filter((o) => o.post !== undefined && reused.has(o.post)),
   ];
 }
 
@@ -359,14 +359,20 @@ function plannedFileSizes(plan: GenerationPlan, written: WriteResult): TreeFileS
  */
 function bySlugIds(orgPlans: readonly OrgPlan[]): (apiPath: string) => string | undefined {
   const ids = new Map<string, string>();
-  const postBySlug = kindOf("post", "bySlug");
   for (const plan of orgPlans) {
     for (const file of plan.files) {
       if (ROUTES[file.route.kind].role === "bySlug" && "json" in file) ids.set(pathOf(file.route), (file.json as { id: string }).id);
     }
-    for (const post of plan.posts) ids.set(pathOf(itemRoute(postBySlug, plan.orgId, post.meta)), post.meta.id);
   }
-  return (apiPath) => ids.get(apiPath);
+  // A post's by its slug, on the first question about one: few paths are asked about, of many posts.
+  let postIds: Map<string, Map<string, string>> | undefined;
+  const postBySlug = kindOf("post", "bySlug");
+  return (apiPath) => {
+    const route = parseApiPath(apiPath);
+    if (route?.kind !== postBySlug || !("slug" in route)) return ids.get(apiPath);
+    postIds ??= new Map(orgPlans.map((plan) => [plan.orgId, new Map(plan.posts.map((post) => [post.meta.slug, post.meta.id]))]));
+    return postIds.get(route.orgId)?.get(route.slug);
+  };
 }
 
 /**

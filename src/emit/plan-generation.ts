@@ -137,17 +137,16 @@ export interface Output {
 }
 
 /**
- * A published post: the files of one parsed or read whole come from its
- * record and body; an unchanged one's are the live generation's.
+ * A published post to render: its files (postRels) come from its record and
+ * body. One unchanged keeps the live generation's files, and its paths are not
+ * even made: its id and slug, so its files, are those its last build claimed.
  */
-export type PostJob = {
-  orgId: string;
-  /** Its files (postRels): what it keeps when reused, what it leaves when removed. */
-  rels: string[];
-  plan: OrgPlan;
-} & ({ reuse: false; post: PostRecord } | { reuse: true; post: UnchangedPost });
+export type PostJob = { orgId: string; plan: OrgPlan } & ({ reuse: false; post: PostRecord; rels: string[] } | { reuse: true; post: UnchangedPost });
 
 export type RenderJob = Extract<PostJob, { reuse: false }>;
+
+/** How many files a published post has. */
+export const POST_FILES = itemFileKinds("post").length;
 
 export interface GenerationPlan {
   previous: PreviousBuild;
@@ -236,16 +235,20 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
     // A kept posts part has no post to plan.
     if (plan.kept.posts) continue;
     for (const post of plan.posts) {
-      if (isUnchanged(post) && !trusted) throw new Error(`${post.file} was planned unchanged without a trusted build state`);
+      if (isUnchanged(post)) {
+        if (!trusted) throw new Error(`${post.file} was planned unchanged without a trusted build state`);
+        jobs.push({ orgId: plan.orgId, plan, reuse: true, post });
+        continue;
+      }
       const rels = postRels(plan.orgId, post);
       for (const rel of rels) claim(rel, post.file);
-      const common = { orgId: plan.orgId, rels, plan };
-      jobs.push(isUnchanged(post) ? { ...common, reuse: true, post } : { ...common, reuse: false, post });
+      jobs.push({ orgId: plan.orgId, plan, reuse: false, post, rels });
     }
   }
 
   const liveOrgs = [...new Set([...state.pages.keys(), ...state.orgs.keys()])];
-  const { removed, carried, keptFiles } = trusted ? goneFromTrusted(state, plans, liveOrgs, keeps, owners) : goneFromUntrusted(live, keeps, owners);
+  const reused = new Set(jobs.flatMap((job) => (job.reuse ? [job.post.file] : [])));
+  const { removed, carried, keptFiles } = trusted ? goneFromTrusted(state, plans, liveOrgs, keeps, owners, reused) : goneFromUntrusted(live, keeps, owners);
   const pages = new Map(plans.flatMap((p) => (p.pages === null ? [] : [[p.orgId, canonicalJson(p.pages)] as const])));
   const pagesChanged =
     [...pages].some(([orgId, json]) => state.pages.get(orgId) !== sha256(json)) ||
@@ -266,7 +269,8 @@ interface Gone {
  * and the next generation starts as the live one's copy: nothing is carried.
  * The files that may go are looked up where they are: those of an organization
  * neither planned nor kept, of a planned rows part, and of a planned posts part
- * (the live build's published posts, from their heads); a kept part's are only counted.
+ * (the live build's published posts, from their heads, but those published
+ * again unchanged); a kept part's are only counted.
  */
 function goneFromTrusted(
   state: BuildState,
@@ -274,6 +278,7 @@ function goneFromTrusted(
   liveOrgs: readonly string[],
   keeps: (orgId: string) => boolean,
   owners: ReadonlyMap<string, string>,
+  reused: ReadonlySet<string>,
 ): Gone {
   const removed: string[] = [];
   const keptFiles = new Map<string, number>();
@@ -289,7 +294,9 @@ function goneFromTrusted(
     if (kept.posts) count += state.files.count(orgId, "posts");
     else {
       goesUnlessClaimed(fileOf({ kind: POSTS_LIST, orgId } as Route));
-      for (const head of state.headsOf(orgId).values()) if (head.built.summary !== null) postRels(orgId, head).forEach(goesUnlessClaimed);
+      for (const head of state.headsOf(orgId).values()) {
+        if (head.built.summary !== null && !reused.has(head.file)) postRels(orgId, head).forEach(goesUnlessClaimed);
+      }
     }
     keptFiles.set(orgId, count);
   }

@@ -26,7 +26,7 @@ import type { FileEntry } from "./build-state.js";
 import type { GenerationFiles } from "./file-table.js";
 import { renderInParallel, renderWorkers, type FileOutcome, type RenderJobInput, type RenderSetup } from "./render-pool.js";
 import { createFile, inFolder, linkInto, postFileBytes, removeFile } from "./tree-files.js";
-import { apiPathOfFile, orgOfFile, proxyFileOf, type GenerationPlan, type PostJob, type RenderJob } from "./plan-generation.js";
+import { apiPathOfFile, orgOfFile, POST_FILES, proxyFileOf, type GenerationPlan, type PostJob, type RenderJob } from "./plan-generation.js";
 import { generation, nextGenerationId, pagesFileOf, recycleGeneration, type Generation, type TreeStore } from "./tree-store.js";
 
 /** Posts rendered between two turns of the event loop. */
@@ -191,7 +191,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
     // Unchanged posts are planned under a trusted state only: the copy of the live tree holds their files.
     for (const job of plan.jobs) {
       if (!job.reuse) continue;
-      statsOf(job.orgId).unchanged += job.rels.length;
+      statsOf(job.orgId).unchanged += POST_FILES;
       finished(job);
     }
     const toRender = plan.jobs.filter((job): job is RenderJob => !job.reuse);
