@@ -145,9 +145,6 @@ export type PostJob = { orgId: string; plan: OrgPlan } & ({ reuse: false; post: 
 
 export type RenderJob = Extract<PostJob, { reuse: false }>;
 
-/** How many files a published post has. */
-export const POST_FILES = itemFileKinds("post").length;
-
 export interface GenerationPlan {
   previous: PreviousBuild;
   /** The organizations whose posts part is planned: their posts are the ones now held. */
@@ -196,6 +193,9 @@ export function orgOfFile(rel: string): string {
 
 const POST_FILE_KINDS = itemFileKinds("post");
 const POSTS_LIST = kindOf("post", "list");
+
+/** How many files a published post has. */
+export const POST_FILES = POST_FILE_KINDS.length;
 
 /** A published post's files: by id, by slug, and its references, in the route table's order. */
 export function postRels(orgId: string, post: Pick<PostHead, "meta">): string[] {
