@@ -17,7 +17,7 @@ import { EDGE_FILE_LIMIT, postFileWarning } from "../model/edge-file-limit.js";
 import type { Post, PostRecord, UnchangedPost } from "../model/snapshot.js";
 import { splitFrontMatter } from "./split-front-matter.js";
 import { listPosts } from "./list-posts.js";
-import { fingerprintOf, readText, type Opened } from "./read-text.js";
+import { fingerprintOf, readIdentity, readText, type Opened } from "./read-text.js";
 import { parseInParallel } from "./parse-pool.js";
 
 /** Bodies kept in memory, in UTF-16 code units (about twice as many bytes). */
@@ -174,10 +174,10 @@ export async function readPosts(
   return { byOrg, kept, refreshed, problems, warnings, files: listing.found, parsed, reused, threads };
 }
 
-/** A post file as it is now, or null when it cannot be read (parsing then says why). */
-function openedNow(contentDir: string, realRoot: string, rel: string, realDirs: Map<string, string>): Opened | null {
+/** A post file's identity as it is now, or null when it cannot be read (parsing then says why). */
+function openedNow(contentDir: string, realRoot: string, rel: string, realDirs: Map<string, string>): Omit<Opened, "text"> | null {
   try {
-    return readText(realRoot, contentDir, rel, realDirs);
+    return readIdentity(realRoot, contentDir, rel, realDirs);
   } catch {
     return null;
   }

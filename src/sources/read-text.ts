@@ -67,17 +67,27 @@ export class SourceProblem extends Error {
   }
 }
 
-export function readText(realRoot: string, root: string, rel: string, realDirs: Map<string, string>): Opened {
+function readBytes(realRoot: string, root: string, rel: string, realDirs: Map<string, string>): { bytes: Buffer; fingerprint: string } {
   const fd = openInside(realRoot, path.join(root, rel), realDirs, rel);
   try {
     const info = fstatSync(fd);
-    const bytes = readFileSync(fd);
-    try {
-      return { text: utf8.decode(bytes), fingerprint: fingerprintOf(info), sha256: sha256Of(bytes) };
-    } catch {
-      throw new SourceProblem({ where: rel, message: "is not valid UTF-8 text" });
-    }
+    return { bytes: readFileSync(fd), fingerprint: fingerprintOf(info) };
   } finally {
     closeSync(fd);
   }
+}
+
+export function readText(realRoot: string, root: string, rel: string, realDirs: Map<string, string>): Opened {
+  const { bytes, fingerprint } = readBytes(realRoot, root, rel, realDirs);
+  try {
+    return { text: utf8.decode(bytes), fingerprint, sha256: sha256Of(bytes) };
+  } catch {
+    throw new SourceProblem({ where: rel, message: "is not valid UTF-8 text" });
+  }
+}
+
+/** A post file's identity and the SHA-256 of its bytes, without decoding them: whether it is the file a record was parsed from. */
+export function readIdentity(realRoot: string, root: string, rel: string, realDirs: Map<string, string>): Omit<Opened, "text"> {
+  const { bytes, fingerprint } = readBytes(realRoot, root, rel, realDirs);
+  return { fingerprint, sha256: sha256Of(bytes) };
 }
