@@ -66,6 +66,8 @@ describe("incremental builds", () => {
     withDb(fx.db, (db) => insertOrg(db, { id: OTHER, name: "Beta", slug: "beta" }));
     for (let i = 0; i < 4; i++) await writePost(fx.content, `${OTHER}/b${i}.md`, postMeta(`b${i}`), `Beta body ${i}.\n`);
     const random = mulberry32(20261123);
+    // The build clock: a day further at each step, so scheduled posts fall due between builds.
+    const clockAt = (n: number) => Date.parse("2026-03-01T00:00:00Z") + n * 86_400_000;
     let next = 30;
     // Where each live post's file is now (posts move between files too).
     const fileOf = new Map(Array.from({ length: 30 }, (_, i) => [i, `${ORG}/p${i}.md`]));
@@ -117,6 +119,17 @@ describe("incremental builds", () => {
         const i = pick();
         await writePost(fx.content, fileOf.get(i)!, postMeta(`p${i}`, { publishedAt: "2099-01-01" }));
       },
+      // Scheduled one to three steps ahead of the build clock: a later build publishes it with no byte changed.
+      async () => {
+        const i = pick();
+        const publishedAt = new Date(clockAt(step + 1 + Math.floor(random() * 3))).toISOString().slice(0, 10);
+        await writePost(fx.content, fileOf.get(i)!, postMeta(`p${i}`, { publishedAt }));
+      },
+      // A new slug: the post's old by-slug file goes.
+      async () => {
+        const i = pick();
+        await writePost(fx.content, fileOf.get(i)!, postMeta(`p${i}`, { slug: `p${i}-renamed-${step}` }));
+      },
       // A fresh checkout: every post file new (new inodes and times), most with the same bytes.
       async () => {
         const copy = `${fx.content}.checkout`;
@@ -139,17 +152,20 @@ describe("incremental builds", () => {
           refreshOrganizationFiles(db, treeStoreOf(fx.out), [ORG]);
         }),
     ];
+    // Every kind of edit once, in a random order, then as many drawn at random.
+    const order = edits.map((edit) => ({ edit, key: random() })).sort((a, b) => a.key - b.key).map(({ edit }) => edit);
     let step = 0;
-    for (; step < 24; step++) {
-      await edits[Math.floor(random() * edits.length)]!();
+    for (; step < 2 * edits.length; step++) {
+      await (order[step] ?? edits[Math.floor(random() * edits.length)]!)();
       const before = await liveGenerationOf(fx.out);
       const beforeHash = await hashTree(before.tree);
-      const report = await buildFixture(fx, { bodyBudget: step % 2 === 0 ? 0 : undefined });
+      const now = new Date(clockAt(step));
+      const report = await buildFixture(fx, { bodyBudget: step % 2 === 0 ? 0 : undefined, now });
       // The next generation is made from the one before last and shares most
       // files with the live one by hard link: the tree that was live is never written into.
       expect(await hashTree(before.tree), `step ${step}: the tree that was live`).toBe(beforeHash);
       const clean = path.join(fx.dir, `clean-${step}`);
-      await buildFixture(fx, { out: clean });
+      await buildFixture(fx, { out: clean, now });
       expect(await hashTree(fx.out), `step ${step}`).toBe(await hashTree(clean));
       for (const orgId of [ORG, OTHER]) {
         expect(await readPages(await liveGenerationOf(fx.out), orgId)).toEqual(await readPages(await liveGenerationOf(clean), orgId));
