@@ -176,7 +176,7 @@ function planPosts(orgId: string, posts: readonly Post[], now: number, categorie
 }
 
 function builtSummary(post: UnchangedPost): string {
-  // The sources read an unchanged post whole when it is published and was not (sources/read-posts.ts needsRecord).
+  // An unchanged post published now and not before is read whole (needsRecordAt in emit/plan-generation.ts).
   if (post.built.summary === null) throw new Error(`${post.file} is published but was planned without its record`);
   return post.built.summary;
 }

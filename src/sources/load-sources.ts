@@ -85,7 +85,7 @@ export async function loadSources<T = undefined>(
     record: given.record,
     candidates: [...byId.keys()],
     kept: given.kept && ((orgId, posts) => given.kept!(byId.get(orgId)!, posts).posts),
-    // Posts of a folder no organization has are refused: reading their records is all the same.
+    // A folder no organization has fails the build: its posts are taken whole, like changed ones.
     needsRecord: given.needsRecord && ((orgId, post) => !byId.has(orgId) || given.needsRecord!(byId.get(orgId)!, post)),
   };
   const posts = await readPosts(options.content, options.orgs, { previous, bodyBudget: options.bodyBudget });
