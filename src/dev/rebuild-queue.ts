@@ -75,6 +75,10 @@ export function createRebuildQueue(run: (scope: RebuildScope) => Promise<void>, 
   function start(): void {
     timer = null;
     if (running || closed) return;
+    // A timer may fire before its delay as performance.now() counts it (libuv
+    // starts it from the loop's time, taken before the call; ms under load):
+    // the quiet is waited out in full, or a save still being written is read.
+    if (performance.now() - lastTouch < debounceMs) return schedule();
     const scope: RebuildScope = { orgs: all ? undefined : [...orgs].sort() };
     all = false;
     orgs.clear();

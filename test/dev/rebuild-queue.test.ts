@@ -89,8 +89,8 @@ describe("rebuild queue", () => {
     await runner.started(1);
     runner.finish(1);
     await queue.idle();
-    // Timers never fire early: this holds on a loaded machine too.
-    expect(runner.runs[1]!.at - touchedAt).toBeGreaterThanOrEqual(debounceMs - 1);
+    // The whole quiet period, on a loaded machine too (a timer alone may fire a few ms early).
+    expect(runner.runs[1]!.at - touchedAt).toBeGreaterThanOrEqual(debounceMs);
     await queue.close();
   });
 
