@@ -61,8 +61,12 @@ interface OfferRow {
   link: string | null;
 }
 
+/** A category row as read: validation says what its values are. */
 interface CategoryRow {
   id: string;
+  slug: unknown;
+  value: unknown;
+  position: unknown;
 }
 
 interface FieldRow {

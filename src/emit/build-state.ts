@@ -24,7 +24,7 @@ import type { FileFacts } from "../audit/tree-rules.js";
 import { orgFolderOf, orgInFolder } from "../api-paths.js";
 import type { PostHead, PostRecord, UnchangedPost } from "../model/snapshot.js";
 import type { OrgCounts } from "../render/render-org.js";
-import { filesInMemory, generationFiles, storedFiles, type FileTable, type GenerationFiles } from "./file-table.js";
+import { filesInMemory, generationFiles, sameEntry, storedFiles, type FileTable, type GenerationFiles, type StoredFiles } from "./file-table.js";
 import type { Generation, TreeStore } from "./tree-store.js";
 
 /** A post a build parsed or read back whole, and what it made of it: the rows it records. */
@@ -118,7 +118,7 @@ export interface BuildState {
   /** A post's whole record, without its body. */
   recordOf: (file: string) => Omit<PostRecord, "body"> | undefined;
   /** The tree files of the generation, read as they are asked for. */
-  files: FileTable;
+  files: StoredFiles;
   /** The secrets the live generation was audited against: a build that changes no byte still audits when they changed. */
   audited: SecretsKey | null;
   /** The audit's facts of the files of these organizations, read on the first call for each. */
@@ -341,9 +341,6 @@ function readExpected(file: string, orgId: string): OrgExpectation | undefined {
     db.close();
   }
 }
-
-const sameEntry = (a: FileEntry, b: FileEntry | undefined) =>
-  b !== undefined && a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3];
 
 interface FileChanges {
   put: [string, FileEntry][];

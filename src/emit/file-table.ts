@@ -16,11 +16,18 @@ export interface FileTable {
   get(rel: string): FileEntry | undefined;
   /** The entries of an organization's files, or of one part of them. */
   of(orgId: string, part?: OrgPart): ReadonlyMap<string, FileEntry>;
-  /** How many files an organization has, or one part of it. */
-  count(orgId: string, part?: OrgPart): number;
   /** Every entry. */
   all(): ReadonlyMap<string, FileEntry>;
 }
+
+/** The live generation's entries, as the state holds them. */
+export interface StoredFiles extends FileTable {
+  /** How many files an organization has, or one part of it. */
+  count(orgId: string, part?: OrgPart): number;
+}
+
+/** The same hash and identity. */
+export const sameEntry = (a: FileEntry, b: FileEntry | undefined): boolean => b !== undefined && a.every((value, i) => value === b[i]);
 
 /** Files looked up one by one in a part before the whole part is read at once (one query each costs more beyond). */
 const LOOKUPS_BEFORE_PART = 64;
@@ -48,7 +55,7 @@ function entriesIn(file: string, ranges: readonly [string, string][]): Map<strin
 }
 
 /** The entries of the `files` table of a state file, read as they are asked for. */
-export function storedFiles(file: string): FileTable {
+export function storedFiles(file: string): StoredFiles {
   let whole: Map<string, FileEntry> | undefined;
   const parts = new Map<string, Map<string, FileEntry>>();
   const looked = new Map<string, FileEntry | undefined>();
@@ -95,7 +102,7 @@ export function storedFiles(file: string): FileTable {
 }
 
 /** A table of the given entries, all in memory. */
-export function filesInMemory(entries: ReadonlyMap<string, FileEntry>): FileTable {
+export function filesInMemory(entries: ReadonlyMap<string, FileEntry>): StoredFiles {
   const inRanges = (ranges: readonly [string, string][]) => new Map([...entries].filter(([rel]) => ranges.some(([from, to]) => rel >= from && rel < to)));
   return {
     get: (rel) => entries.get(rel),
@@ -130,7 +137,6 @@ export function generationFiles(files: GenerationFiles): FileTable {
   return {
     get,
     of: (orgId, part) => merged(base?.of(orgId, part) ?? new Map(), inOrg(orgId, part)),
-    count: (orgId, part) => merged(base?.of(orgId, part) ?? new Map(), inOrg(orgId, part)).size,
     all: () => merged(base?.all() ?? new Map(), () => true),
   };
 }

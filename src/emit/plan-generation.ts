@@ -74,8 +74,7 @@ export function needsRecordAt(now: number): (rows: OrgRows, post: UnchangedPost)
     let categories = rowCategories.get(rows);
     if (!categories) {
       // Rows as read: one that validation refuses fails the build anyway.
-      const read = rows.categories as unknown as { slug: unknown; value: unknown }[];
-      rowCategories.set(rows, (categories = new Map(read.map((c) => [String(c.slug), { slug: String(c.slug), value: String(c.value) }]))));
+      rowCategories.set(rows, (categories = new Map(rows.categories.map((c) => [String(c.slug), { slug: String(c.slug), value: String(c.value) }]))));
     }
     if (categoryKeyOf(post, categories) !== post.built.category) return true;
     return stateOf(post, now) === "published" && post.built.summary === null;

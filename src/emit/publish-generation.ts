@@ -6,7 +6,7 @@
 import type { OrgExpectation } from "../audit/audit-inputs.js";
 import { isUnchanged, type Post } from "../model/snapshot.js";
 import { categoryKeyOf } from "../render/render-org.js";
-import { refreshState, writeState, type AuditState, type NextState, type StoredOrg } from "./build-state.js";
+import { refreshState, writeState, type AuditState, type BuiltPost, type NextState, type StoredOrg } from "./build-state.js";
 import { sha256 } from "./file-bytes.js";
 import type { GenerationPlan } from "./plan-generation.js";
 import { pruneGenerations, swapTo, type TreeStore } from "./tree-store.js";
@@ -32,7 +32,7 @@ export interface KeptSources {
 function nextPosts(plan: GenerationPlan, records: ReadonlyMap<string, readonly Post[]>): NextState["posts"] {
   const posts: NextState["posts"] = new Map();
   for (const { orgId, categories, summaries } of plan.postsPlanned) {
-    const byFile: NextState["posts"] extends Map<string, infer M> ? M : never = new Map();
+    const byFile = new Map<string, BuiltPost | null>();
     posts.set(orgId, byFile);
     for (const post of records.get(orgId) ?? []) {
       if (isUnchanged(post)) {

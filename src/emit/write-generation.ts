@@ -23,7 +23,7 @@ import type { Inspected } from "../audit/audit-tree.js";
 import { createInspector } from "../audit/inspector.js";
 import type { SecretNeedle } from "../audit/scan-secrets.js";
 import type { FileEntry } from "./build-state.js";
-import type { GenerationFiles } from "./file-table.js";
+import { sameEntry, type GenerationFiles } from "./file-table.js";
 import { renderInParallel, renderWorkers, type FileOutcome, type RenderJobInput, type RenderSetup } from "./render-pool.js";
 import { createFile, inFolder, linkInto, postFileBytes, removeFile } from "./tree-files.js";
 import { apiPathOfFile, orgOfFile, POST_FILES, proxyFileOf, type GenerationPlan, type PostJob, type RenderJob } from "./plan-generation.js";
@@ -87,8 +87,6 @@ export interface WriteOptions {
   /** Make a generation even when no byte changes (the live tree must be audited again and republished). */
   force?: boolean;
 }
-
-const sameEntry = (a: FileEntry, b: FileEntry | undefined) => b !== undefined && a.every((value, i) => value === b[i]);
 
 function statsIn(perOrg: Map<string, EmitStats>): (orgId: string) => EmitStats {
   return (orgId) => {

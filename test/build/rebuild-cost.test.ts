@@ -40,19 +40,8 @@ vi.mock("../../src/emit/file-table.js", async (importOriginal) => {
   };
 });
 vi.mock("../../src/emit/build-state.js", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("../../src/emit/build-state.js")>();
-  return {
-    ...actual,
-    readState: (...args: Parameters<typeof actual.readState>) => {
-      const state = actual.readState(...args);
-      const { recordOf } = state;
-      state.recordOf = (file) => {
-        rows.records++;
-        return recordOf(file);
-      };
-      return state;
-    },
-  };
+  const { reportingRecordReads } = await import("../fixtures/state-reads.js");
+  return reportingRecordReads(await importOriginal(), () => rows.records++);
 });
 
 const { calls, counted, SYNC, ASYNC } = vi.hoisted(() => {

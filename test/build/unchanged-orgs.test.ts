@@ -26,19 +26,8 @@ const { planned, parts, read, records, blockRenders } = vi.hoisted(() => ({
 }));
 
 vi.mock("../../src/emit/build-state.js", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("../../src/emit/build-state.js")>();
-  return {
-    ...actual,
-    readState: (...args: Parameters<typeof actual.readState>) => {
-      const state = actual.readState(...args);
-      const { recordOf } = state;
-      state.recordOf = (file) => {
-        records.push(file);
-        return recordOf(file);
-      };
-      return state;
-    },
-  };
+  const { reportingRecordReads } = await import("../fixtures/state-reads.js");
+  return reportingRecordReads(await importOriginal(), (file) => records.push(file));
 });
 
 vi.mock("../../src/render/blocks.js", async (importOriginal) => {
