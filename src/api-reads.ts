@@ -6,9 +6,10 @@
  */
 import { fileEtagOf } from "./content-coding.js";
 import { ALLOWED_HEADERS, ALLOWED_METHODS, EXPOSED_HEADERS } from "./api-http.js";
+import { pathOf } from "./api-paths.js";
 import type { BlockList } from "./model/api.js";
 import type { PageMembership } from "./render/blocks.js";
-import { ROUTE_KINDS, ROUTES, methodsOf, type Route, type RouteKind } from "./route-table.js";
+import { ROUTE_KINDS, ROUTES, cacheTagsOf, methodsOf, type Route, type RouteKind } from "./route-table.js";
 
 /** What `Allow` says on each route's path, from the route table. */
 export const ALLOW = Object.fromEntries(ROUTE_KINDS.map((kind) => [kind, methodsOf(kind).join(", ")])) as Record<RouteKind, string>;
@@ -30,6 +31,28 @@ export function matchesIfNoneMatch(header: string | null | undefined, etag: stri
   if (!header) return false;
   if (header.trim() === "*") return true;
   return header.split(",").some((tag) => fileEtagOf(tag.trim().replace(/^W\//, "")) === etag);
+}
+
+/**
+ * The `Cache-Tag` of a file's answers, made once per path and bytes. A tag
+ * names the item the path asks for (a post's references name the post), so
+ * files of different paths holding the same bytes (two posts' empty
+ * references) must never share one: the memo is keyed by the path, and by
+ * the bytes' SHA-256 because a by-slug answer names the id its bytes hold.
+ */
+export function cacheTagMemo(limit = 50_000): (route: Route, sha256: string, text: () => string) => string {
+  const memo = new Map<string, string>();
+  return (route, sha256, text) => {
+    const key = `${pathOf(route)}\u0000${sha256}`;
+    let tags = memo.get(key);
+    if (tags === undefined) {
+      // Bounded by forgetting all: a miss costs one parse of a file already in hand.
+      if (memo.size >= limit) memo.clear();
+      tags = cacheTagsOf(route, JSON.parse(text()));
+      memo.set(key, tags);
+    }
+    return tags;
+  };
 }
 
 // ------------------------------------------------------------------ CORS (D11)

@@ -18,6 +18,7 @@ import { CACHE_CONTROL, FILE_VARY, NO_STORE, VARY } from "../api-http.js";
 import { fileOf, parseApiPath, type Route } from "../api-paths.js";
 import {
   ALLOW,
+  cacheTagMemo,
   corsHeaders,
   filterBlocks,
   matchesIfNoneMatch,
@@ -30,7 +31,7 @@ import {
 import { CdsnapError } from "../errors.js";
 import type { BlockList } from "../model/api.js";
 import { canonicalJson } from "../render/canonical-json.js";
-import { cacheTagsOf, isWriteRoute } from "../route-table.js";
+import { isWriteRoute } from "../route-table.js";
 import { codedEtag } from "../content-coding.js";
 import { encodingFor, gzip, type Compression } from "./compression.js";
 import { readEdgeDocument, subtleSha256, type EdgeDirectory, type Sha256 } from "./edge-document.js";
@@ -149,18 +150,8 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
     return key;
   }
 
-  const tagsMemo = boundedMap<string>(50_000, () => 1);
+  const tagsOf = cacheTagMemo();
   const gzipMemo = boundedMap<Uint8Array>(32 * 1024 * 1024, (bytes) => bytes.length);
-
-  function tagsOf(route: Route, sha: string, text: () => string): string {
-    const memoKey = `${route.kind}\u0000${route.orgId}\u0000${sha}`;
-    let tags = tagsMemo.get(memoKey);
-    if (tags === undefined) {
-      tags = cacheTagsOf(route, JSON.parse(text()));
-      tagsMemo.set(memoKey, tags);
-    }
-    return tags;
-  }
 
   async function gzipped(sha: string, bytes: Uint8Array): Promise<Uint8Array> {
     let packed = gzipMemo.get(sha);

@@ -12,7 +12,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { CACHE_CONTROL, FILE_VARY } from "../api-http.js";
-import { filterBlocks, indexPages, matchesIfNoneMatch, requestedPages, takesPages, type PageIndex } from "../api-reads.js";
+import { cacheTagMemo, filterBlocks, indexPages, matchesIfNoneMatch, requestedPages, takesPages, type PageIndex } from "../api-reads.js";
 import { fileOf, type Route } from "../api-paths.js";
 import type { BlockList } from "../model/api.js";
 import type { PageMembership } from "../render/blocks.js";
@@ -22,7 +22,6 @@ import { codedEtag, codingOf, MIN_COMPRESSED_BYTES, type Coding } from "../conte
 import type { CompressionCache, Representation } from "./compression.js";
 import { etagOf, type CachedFile, type FileCache } from "./file-cache.js";
 import { httpError } from "../api-errors.js";
-import { cacheTagsOf } from "../route-table.js";
 import { JSON_TYPE, type Exchange } from "./respond.js";
 
 export interface StaticRoute {
@@ -60,18 +59,7 @@ export function createStaticRoute(store: TreeStore, cache: FileCache, compressio
     return pages;
   }
 
-  // Tags depend only on the route and the bytes: parse each distinct file once.
-  const tagsByEtag = new Map<string, string>();
-  function tagsOf(route: Route, file: CachedFile): string {
-    const key = `${route.kind}\u0000${route.orgId}\u0000${file.etag}`;
-    let tags = tagsByEtag.get(key);
-    if (tags === undefined) {
-      if (tagsByEtag.size > 50_000) tagsByEtag.clear();
-      tags = cacheTagsOf(route, JSON.parse(file.bytes.toString("utf8")));
-      tagsByEtag.set(key, tags);
-    }
-    return tags;
-  }
+  const tagsOf = cacheTagMemo();
 
   // One file always answers one route, so a cached file's headers are built once per coding.
   const headersByFile = new WeakMap<CachedFile, HeadersByCoding>();
@@ -85,7 +73,7 @@ export function createStaticRoute(store: TreeStore, cache: FileCache, compressio
     let headers = byCoding[name];
     if (!headers) {
       const etag = codedEtag(file.etag, coding);
-      headers = { validators: ["ETag", etag, "Cache-Control", CACHE_CONTROL, "Cache-Tag", tagsOf(route, file)] };
+      headers = { validators: ["ETag", etag, "Cache-Control", CACHE_CONTROL, "Cache-Tag", tagsOf(route, file.etag, () => file.bytes.toString("utf8"))] };
       byCoding[name] = headers;
     }
     return headers;
