@@ -52,6 +52,15 @@ export function fileDocument(out: string): () => Promise<string | null> {
   };
 }
 
+/**
+ * Methods the fetch standard forbids in a Request (constructing one throws).
+ * The handler answers any method it does not take alike (405 in its turn,
+ * after the key check), so such a request reaches it under a name it does not
+ * take either.
+ */
+const FORBIDDEN_IN_FETCH = new Set(["TRACE", "TRACK", "CONNECT"]);
+const STAND_IN_METHOD = "UNSUPPORTED";
+
 // The connection's own business: a forwarded answer's framing is node:http's to set again.
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection"]);
 
@@ -60,7 +69,7 @@ export function nodeListener(handler: EdgeHandler): (req: IncomingMessage, res: 
   return (req, res) => {
     if (refuseOversizedHead(req, res)) return;
     void (async () => {
-      const method = req.method ?? "GET";
+      const method = FORBIDDEN_IN_FETCH.has(req.method ?? "") ? STAND_IN_METHOD : (req.method ?? "GET");
       const hasBody = method !== "GET" && method !== "HEAD";
       const headers = new Headers();
       for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);

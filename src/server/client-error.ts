@@ -3,7 +3,8 @@
  * Node's HTTP parser refuses before (or while) a handler runs (a malformed
  * request line or header, a head over the parser's own limit, a request cut
  * off by the header or request timeout), and the ones whose head breaks the
- * limits the parser does not count (request-head.ts). They get the D6 body
+ * limits the parser does not count (request-head.ts), and CONNECT, which the
+ * parser hands over apart from every other request. They get the D6 body
  * like every other error, with the status Node itself would pick (408, 431,
  * else 400), no CORS and no Vary, and the connection is closed. Nothing of the
  * request is echoed. Both node:http servers (`serve`, `edge serve`) refuse
@@ -11,7 +12,7 @@
  */
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { MAX_HEAD_BYTES, MAX_HEADER_FIELDS, NO_STORE } from "../api-http.js";
+import { ALLOWED_METHODS, MAX_HEAD_BYTES, MAX_HEADER_FIELDS, NO_STORE } from "../api-http.js";
 import { CdsnapError } from "../errors.js";
 import { canonicalJson } from "../render/canonical-json.js";
 import { httpError } from "../api-errors.js";
@@ -46,18 +47,34 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
     return;
   }
   const known = clientErrorOf(error);
-  const { body, headers } = refusalOf(known);
   // An answer to HEAD has no body, even an error.
   const raw = (error as { rawPacket?: Buffer }).rawPacket;
   const head = inFlight ? inFlight.req.method === "HEAD" : raw?.subarray(0, 5).toString("latin1") === "HEAD ";
-  let lines = `HTTP/1.1 ${known.status} ${STATUS_CODES[known.status] ?? "Error"}\r\n`;
-  for (const [name, value] of Object.entries(headers)) lines += `${name}: ${value}\r\n`;
-  lines += "\r\n";
   // The handler of a request cut off mid-body keeps this status for the access log.
   if (inFlight) inFlight.statusCode = known.status;
+  endWith(socket, known, head);
+}
+
+/** Writes `known` as the one answer on a bare socket, then closes it. */
+function endWith(socket: Duplex, known: CdsnapError, head: boolean): void {
+  const { body, headers } = refusalOf(known);
+  let lines = `HTTP/1.1 ${known.status} ${STATUS_CODES[known.status] ?? "Error"}\r\n`;
+  for (const [name, value] of Object.entries({ ...headers, ...known.headers })) lines += `${name}: ${value}\r\n`;
+  lines += "\r\n";
   socket.end(head ? Buffer.from(lines, "latin1") : Buffer.concat([Buffer.from(lines, "latin1"), body]), () => socket.destroy());
   // A peer that never reads must not keep the socket open either.
   setTimeout(() => socket.destroy(), 1_000).unref();
+}
+
+/**
+ * CONNECT asks for a tunnel, and node:http hands it to a `connect` listener
+ * instead of the request handler (with none, it closes the connection
+ * unanswered). The API takes no such method: 405 with the D6 body, as any
+ * other method it does not take, and the connection closed, since what
+ * follows on it would be the tunnel's bytes.
+ */
+function refuseConnect(_req: IncomingMessage, socket: Duplex): void {
+  endWith(socket, httpError.methodNotAllowed(ALLOWED_METHODS), false);
 }
 
 /**
@@ -90,4 +107,5 @@ export const HEAD_LIMITS = Object.freeze({ maxHeaderSize: MAX_HEAD_BYTES });
 export function refuseLikeCdsnap(server: Server): void {
   server.maxHeadersCount = MAX_HEADER_FIELDS + 1;
   server.on("clientError", answerClientError);
+  server.on("connect", refuseConnect);
 }
