@@ -176,6 +176,22 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const addressHeader = options.clientAddressHeader?.toLowerCase();
   const clientAddress = (req: IncomingMessage): string =>
     (addressHeader && forwardedAddressOf(req.rawHeaders, addressHeader)) || (req.socket.remoteAddress ?? "");
+  let forwardedNoted = addressHeader !== undefined || authFailures === null;
+  /**
+   * Behind a proxy, every request comes from the proxy's address: without
+   * --client-address-header, one client's failed keys count against all of
+   * them. Said once, on the first request that shows a proxy.
+   */
+  function noteForwarded(req: IncomingMessage): void {
+    if (forwardedNoted || (req.headers["x-forwarded-for"] === undefined && req.headers.forwarded === undefined)) return;
+    forwardedNoted = true;
+    log({
+      level: "warn",
+      msg: "forwarded without --client-address-header",
+      detail:
+        "requests arrive through a proxy (they carry X-Forwarded-For or Forwarded), and failed keys are counted per address: every client behind it shares the proxy's, so one client sending bad keys gets all of them refused with 429; set --client-address-header to the header the proxy writes the client's address in",
+    });
+  }
   let inFlight = 0;
   let drained: (() => void) | null = null;
 
@@ -185,6 +201,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
    * is even hashed: guessing keys costs the server next to nothing.
    */
   function authenticate(req: IncomingMessage): Caller {
+    noteForwarded(req);
     if (!authFailures) return auth.authenticate(req.headers["x-api-key"]);
     const address = clientAddress(req);
     const wait = authFailures.wait(address);

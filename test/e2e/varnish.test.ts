@@ -12,6 +12,7 @@
  * installs them.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { get } from "node:http";
 import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -43,6 +44,29 @@ function docBlock(markdown: string, name: string): string {
   const match = new RegExp(`^<!-- cdn-test: ${name.replace(/\./g, "\\.")} -->\\n(\`{3,})\\w*\\n([\\s\\S]*?)\\n\\1$`, "m").exec(markdown);
   if (!match) throw new Error(`docs/cdn.md has no code block marked cdn-test: ${name}`);
   return `${match[2]}\n`;
+}
+
+/** The flags the page starts `serve` with, besides where its files are and the hook. */
+function documentedServeFlags(markdown: string): string[] {
+  const line = markdown.split("\n").find((l) => l.includes("npx cdsnap serve "));
+  if (!line) throw new Error("docs/cdn.md starts no cdsnap serve");
+  const words = line.slice(line.indexOf("npx cdsnap serve ") + "npx cdsnap serve ".length).split(/\s+/);
+  const flags: string[] = [];
+  for (let i = 0; i < words.length; i += 2) {
+    if (!["--db", "--content", "--out", "--on-change"].includes(words[i]!)) flags.push(words[i]!, words[i + 1]!);
+  }
+  return flags;
+}
+
+/** A GET sent from `localAddress` (any of 127/8 on Linux), so Varnish sees another visitor. */
+function readFrom(localAddress: string, url: string, key: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = get(url, { localAddress, headers: { "x-api-key": key } }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+  });
 }
 
 interface Read {
@@ -94,7 +118,9 @@ describe.skipIf(MISSING.length > 0 && !REQUIRED)("Varnish with xkey in front of 
     const varnishPort = await freePort();
     base = `http://127.0.0.1:${varnishPort}`;
     hookEnv = { VARNISH_URL: base };
-    origin = await startCliServer({ ...fx, stateDir: treeStoreOf(fx.out).stateDir }, ["--on-change", wrapper], hookEnv);
+    const flags = documentedServeFlags(page);
+    expect(flags).toEqual(["--client-address-header", "x-forwarded-for"]);
+    origin = await startCliServer({ ...fx, stateDir: treeStoreOf(fx.out).stateDir }, [...flags, "--on-change", wrapper], hookEnv);
 
     const vcl = docBlock(page, "varnish.vcl");
     expect(vcl).toContain('.port = "8787";');
@@ -228,6 +254,20 @@ describe.skipIf(MISSING.length > 0 && !REQUIRED)("Varnish with xkey in front of 
     // The post's references share its tag: purged too, fetched again, the same bytes.
     expect(await read("contents/post-0011/references")).toMatchObject({ fromCache: false });
     expect(await read("contents/post-0002")).toMatchObject({ fromCache: true });
+  });
+
+  it("one visitor sending bad keys is refused with 429; another visitor's cache misses keep answering 200", async () => {
+    const url = (rest: string) => base + api("demo", rest);
+    const statuses: number[] = [];
+    // Bad keys are never cached (no-store), so each one reaches serve; past its allowance, 429.
+    for (let i = 0; i < 40 && !statuses.includes(429); i++) statuses.push(await readFrom("127.0.0.2", url("contents"), `cdsnap_bad_${i}`));
+    expect(statuses).toContain(429);
+    // The limited visitor is refused even with a good key, on a path no one has asked yet.
+    expect(await readFrom("127.0.0.2", url("contents/post-0005/references"), DEMO_READ_KEY)).toBe(429);
+    // Every other visitor's misses reach serve and are answered.
+    for (const rest of ["contents/post-0006/references", "contents/post-0007/references", "blocks"]) {
+      expect(await readFrom("127.0.0.3", url(rest), DEMO_READ_KEY), rest).toBe(200);
+    }
   });
 
   it("a revoked key is refused through the cache once the access hook has run", async () => {

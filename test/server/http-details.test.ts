@@ -329,6 +329,33 @@ describe("failed authentication is rate limited per client address", () => {
     }
   });
 
+  it("without --client-address-header, serve says once in its log that requests come through a proxy", async () => {
+    const forwardedNotes = (lines: Record<string, unknown>[]) => lines.filter((line) => line.msg === "forwarded without --client-address-header");
+    const plain: Record<string, unknown>[] = [];
+    const proxied: Record<string, unknown>[] = [];
+    const configured: Record<string, unknown>[] = [];
+    const sites = [
+      await startSite({ log: (line) => plain.push(line) }),
+      await startSite({ log: (line) => proxied.push(line) }),
+      await startSite({ log: (line) => configured.push(line), clientAddressHeader: "x-forwarded-for" }),
+    ];
+    try {
+      for (let i = 0; i < 3; i++) expect((await one(sites[0]!.url, get(ORG, [CLOSE]))).status).toBe(200);
+      expect(forwardedNotes(plain)).toEqual([]);
+      for (const via of ["X-Forwarded-For: 203.0.113.1", "Forwarded: for=203.0.113.2", "X-Forwarded-For: 203.0.113.3"]) {
+        expect((await one(sites[1]!.url, get(ORG, [CLOSE, via]))).status).toBe(200);
+        expect((await one(sites[2]!.url, get(ORG, [CLOSE, via]))).status).toBe(200);
+      }
+      const notes = forwardedNotes(proxied);
+      expect(notes).toHaveLength(1);
+      expect(notes[0]).toMatchObject({ level: "warn" });
+      expect(String(notes[0]!.detail)).toContain("--client-address-header");
+      expect(forwardedNotes(configured)).toEqual([]);
+    } finally {
+      for (const site of sites) await site.stop();
+    }
+  });
+
   it("the default allows 30 failures a minute; 0 turns the limit off", async () => {
     const byDefault = await startSite();
     try {
