@@ -134,7 +134,9 @@ const FIRST_TRY = 600;
 const GROWTH = 4;
 // A definition may stand inside a quote or a list item and still holds for the
 // whole body; taking a line for one when it is not costs only a longer read.
-const DEFINITION_LINES = /^(?:[ \t>]|[-+*][ \t]|\d{1,9}[.)][ \t])*\[([^\]]+)\]:.*$/gm;
+// A label holds no unescaped bracket (CommonMark), so a lone `[` on a line
+// before one cannot swallow the definition into a label of its own.
+const DEFINITION_LINES = /^(?:[ \t>]|[-+*][ \t]|\d{1,9}[.)][ \t])*\[((?:[^[\]\\]|\\.)+)\]:.*$/gm;
 
 // Labels match without regard to case or runs of whitespace (CommonMark).
 const labelKey = (text: string) => text.trim().toUpperCase().toLowerCase().replace(/\s+/g, " ");

@@ -180,6 +180,7 @@ describe("deriveExcerpt, by example", () => {
     ["punctuation left dangling at the cut is dropped", `${"abcd ".repeat(39)}efg, hij`, `${"abcd ".repeat(39)}efg…`],
     // How much is read: up to BODY_READ_MAX characters, and the definitions of the rest.
     ["prose past the characters read is not found", `${codeBlock(BODY_READ_MAX)}\n\nLate prose.`, ""],
+    ["a lone [ on a line before a definition does not hide it from the opening part", `Read [1][] ${"word ".repeat(130)}\n\n[\n\n[1]: https://example.com/1`, `Read 1 ${"word ".repeat(37)}word…`],
     ["a reference defined past the characters read still counts", `${codeBlock(BODY_READ_MAX / 2)}\n\nRead [the guide][g].\n\n${codeBlock(BODY_READ_MAX)}\n\n[g]: https://example.com/g`, "Read the guide."],
   ])("%s", (_rule, body, expected) => {
     expect(deriveExcerpt(body)).toBe(expected);
