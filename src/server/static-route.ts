@@ -53,7 +53,8 @@ export function createStaticRoute(store: TreeStore, cache: FileCache, compressio
     }
     let pages = membership.get(orgId);
     if (!pages) {
-      pages = indexPages(JSON.parse(await readFile(pagesFileOf(gen, orgId), "utf8").catch(() => "{}")) as PageMembership);
+      // Every generation has one per organization: one missing or unreadable is a broken tree (a logged 500), not a page with no blocks.
+      pages = indexPages(JSON.parse(await readFile(pagesFileOf(gen, orgId), "utf8")) as PageMembership);
       membership.set(orgId, pages);
     }
     return pages;

@@ -3,7 +3,10 @@
  * application/json; charset=utf-8, with the status and code the decision names.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
+import { rm, writeFile } from "node:fs/promises";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
+import { pagesFileOf } from "../../src/emit/tree-store.js";
+import { liveGenerationOf } from "../fixtures/tree.js";
 import { dumpBusinessTables, withDb } from "../fixtures/database.js";
 import { type Served, startSite } from "../fixtures/served-site.js";
 import { api, call, detailPaths, expectError, JSON_TYPE, patchJson, rawExchange, rawRequest } from "../fixtures/http.js";
@@ -226,6 +229,22 @@ describe("500 internal", () => {
       expect(JSON.stringify(body)).not.toContain(broken.dir);
       const logged = broken.logs.find((line) => line.level === "error");
       expect(String(logged?.error)).toContain("business_offers");
+    } finally {
+      await broken.stop();
+    }
+  });
+
+  it.each([
+    ["missing", (file: string) => rm(file)],
+    ["not JSON", (file: string) => writeFile(file, "{ not json")],
+  ])("a ?pages= read whose page-membership file is %s answers 500 internal and logs why, not an empty list", async (_name, damage) => {
+    const broken = await startSite({ writeRate: 100_000 });
+    try {
+      const target = api("demo", "blocks?pages=home");
+      expect((await call(broken.url, target, { key: DEMO_READ_KEY })).status).toBe(200);
+      await damage(pagesFileOf(await liveGenerationOf(broken.out), "harbor"));
+      await expectError(await call(broken.url, api("harbor", "blocks?pages=home"), { key: HARBOR_READ_KEY }), 500, "internal");
+      expect(broken.logs.filter((line) => line.level === "error")).toHaveLength(1);
     } finally {
       await broken.stop();
     }
