@@ -9,15 +9,22 @@
  * It keeps the local deployment current the way a production pipeline would,
  * only at once: every 250 ms it looks for a commit to the database (keys,
  * allowed origins) and a build's swap of `--out`; either rewrites the edge
- * document, a new document is put into KV, and a swap reloads the assets
- * (workerd lists them when it starts, as Workers does on deploy).
+ * document, a new document is put into KV, and a swap deploys the new tree.
+ * A deploy is a copy, made of hard links: as on Workers, a file the origin
+ * rewrites in its tree afterwards (a PATCH's organization file) is not the
+ * deployed one, and reaches the edge by the document only.
  *
  * miniflare is an optional dependency: it and workerd's binary are large, and
  * only this command needs them.
  */
+import { mkdirSync, rmSync } from "node:fs";
 import { readFile, readlink } from "node:fs/promises";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { openContractDatabase } from "../db/contract-schema.js";
+import { listTree } from "../emit/list-tree.js";
+import { linkInto } from "../emit/tree-files.js";
+import { liveGenerationSync, treeStoreOf } from "../emit/tree-store.js";
 import { UsageError } from "../errors.js";
 import { startServer, type RunningServer } from "../server/create-server.js";
 import { assertPublishedTree } from "../server/published-tree.js";
@@ -77,7 +84,7 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<RunningEdge
     ],
     compatibilityDate: WORKER_COMPATIBILITY_DATE,
     assets: {
-      directory: options.out,
+      directory: deploy(options.out, 0),
       binding: "ASSETS",
       routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true },
     },
@@ -117,13 +124,19 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<RunningEdge
     const dataVersion = db.prepare("PRAGMA data_version").pluck();
     let version = dataVersion.get() as number;
     let link = await readlink(options.out);
+    let deploys = 0;
     let stopped = false;
     let tick: Promise<void> = Promise.resolve();
     const poll = async () => {
       const nowVersion = dataVersion.get() as number;
       const nowLink = await readlink(options.out).catch(() => link);
       if (nowVersion !== version || nowLink !== link) writeEdgeDocument(db, options.out);
-      if (nowLink !== link) await reload();
+      if (nowLink !== link) {
+        const previous = miniflareOptions.assets.directory;
+        miniflareOptions.assets.directory = deploy(options.out, ++deploys);
+        await reload();
+        rmSync(previous, { recursive: true, force: true });
+      }
       await pushDocument();
       version = nowVersion;
       link = nowLink;
@@ -142,12 +155,31 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<RunningEdge
         await mf!.dispose();
         await origin?.close(1_000);
         db.close();
+        rmSync(deploysDirOf(options.out), { recursive: true, force: true });
       },
     };
   } catch (error) {
     await mf?.dispose().catch(() => undefined);
     await origin?.close(1_000);
     db.close();
+    rmSync(deploysDirOf(options.out), { recursive: true, force: true });
     throw error;
   }
+}
+
+/** Where edge dev keeps its deployed copies of the tree: cdsnap's folder beside it. */
+const deploysDirOf = (out: string) => path.join(treeStoreOf(out).stateDir, "edge-dev");
+
+/**
+ * Deploys the live tree of `out` as copy number `n`: every file hard-linked
+ * (no byte copied), so a rename in the live tree leaves the copy as it was.
+ */
+function deploy(out: string, n: number): string {
+  const live = liveGenerationSync(treeStoreOf(out));
+  if (!live) throw new UsageError(`${out} holds no published tree; run cdsnap build first`);
+  const copy = path.join(deploysDirOf(out), String(n));
+  rmSync(copy, { recursive: true, force: true });
+  mkdirSync(copy, { recursive: true });
+  for (const rel of listTree(live.tree).files) linkInto(copy, path.join(live.tree, rel), rel, false);
+  return copy;
 }

@@ -31,6 +31,13 @@ export interface EdgeOrganization {
   allowedOrigins: string[] | null;
   /** D8 membership of the live generation: page name → block ids. */
   pages: PageMembership;
+  /**
+   * The organization file as the origin's live tree held it when the document
+   * was written (null: none): a PATCH rewrites it there, and the document
+   * carries it to an edge whose tree is the last deploy's. Absent from a
+   * document of an older cdsnap.
+   */
+  file?: string | null;
 }
 
 export interface EdgeDocument {
@@ -49,11 +56,15 @@ export interface EdgeDocument {
 export interface EdgeOrganizationIndex {
   allowedOrigins: string[] | null;
   pages: PageIndex;
+  /** Its organization file's bytes, when the document carries them. */
+  file: Uint8Array | null;
 }
 
 /** The document indexed for the handler. */
 export interface EdgeDirectory {
   readonly writtenAt: string;
+  /** {@link writtenAt} in ms since the epoch, on the origin's clock. */
+  readonly writtenAtMs: number;
   /** The key whose raw text is `presented`, if the document has it. */
   key(presented: string): Promise<EdgeKey | undefined>;
   organization(orgId: string): EdgeOrganizationIndex | undefined;
@@ -91,10 +102,14 @@ export function readEdgeDocument(text: string, sha256: Sha256 = subtleSha256): E
   const keys = new Map<string, EdgeKey>();
   for (const key of doc.keys) if (SHA256_HEX.test(key.digest)) keys.set(key.digest, key);
   const organizations = new Map(
-    Object.entries(doc.organizations).map(([orgId, org]) => [orgId, { allowedOrigins: org.allowedOrigins, pages: indexPages(org.pages) }]),
+    Object.entries(doc.organizations).map(([orgId, org]) => [
+      orgId,
+      { allowedOrigins: org.allowedOrigins, pages: indexPages(org.pages), file: typeof org.file === "string" ? encoder.encode(org.file) : null },
+    ]),
   );
   return {
     writtenAt: String(doc.writtenAt),
+    writtenAtMs: Date.parse(String(doc.writtenAt)),
     key: async (presented) => keys.get(await keyDigest(salt, await sha256(encoder.encode(presented)), sha256)),
     organization: (orgId) => organizations.get(orgId),
   };

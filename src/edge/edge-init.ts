@@ -81,6 +81,16 @@ KV takes up to a minute to carry a new value to every location and keeps it a
 minute at each (\`CDSNAP_KV_CACHE_TTL\`), and the worker reads it again every
 second: a revoked key is refused everywhere within about two minutes.
 
+## After a PATCH sent to the origin directly
+
+The document carries the organization file a PATCH rewrites, and \`cdsnap
+serve\` writes it again before its \`--on-change\` command runs: put it from
+there (\`event\` is \`patch\`, or \`access\` after a key change):
+
+    npx wrangler kv key put --binding CDSNAP_EDGE --remote edge.json --path ${doc}
+
+A PATCH sent through the worker is answered by that worker at once.
+
 ## Run it here first
 
 \`cdsnap edge dev --db <database> --out ${out}\` runs this worker in the

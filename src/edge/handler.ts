@@ -15,7 +15,7 @@
  */
 import { httpError } from "../api-errors.js";
 import { CACHE_CONTROL, FILE_VARY, NO_STORE, VARY } from "../api-http.js";
-import { fileOf, parseApiPath, type Route } from "../api-paths.js";
+import { fileOf, parseApiPath, pathOf, type Route } from "../api-paths.js";
 import {
   ALLOW,
   cacheTagMemo,
@@ -31,7 +31,7 @@ import {
 import { CdsnapError } from "../errors.js";
 import type { BlockList } from "../model/api.js";
 import { canonicalJson } from "../render/canonical-json.js";
-import { isWriteRoute } from "../route-table.js";
+import { isWriteRoute, kindOf } from "../route-table.js";
 import { codedEtag } from "../content-coding.js";
 import { encodingFor, gzip, type Compression } from "./compression.js";
 import { readEdgeDocument, subtleSha256, type EdgeDirectory, type Sha256 } from "./edge-document.js";
@@ -78,6 +78,7 @@ const NO_ORIGIN_FOR_WRITES = "this edge has no origin to pass writes to; send th
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const NO_PAGES: PageIndex = new Map();
+const ORGANIZATION = kindOf("organization", "single");
 
 /** A bounded memo: the oldest entries go first once it holds more than `limit` units. */
 function boundedMap<V>(limit: number, sizeOf: (value: V) => number) {
@@ -185,12 +186,21 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
     });
   }
 
-  async function forward(request: Request, origin: URL, target: string): Promise<Response> {
+  /**
+   * Organization files a PATCH passed through this edge rewrote, fetched from
+   * the origin right after it, each kept until another document, written in
+   * or after the second the origin answered it, has arrived (`serve` writes
+   * one after each PATCH, which carries the file or a later one): the PATCH's
+   * author reads their write at once, not when the document comes round.
+   */
+  const rewritten = new Map<string, TreeFile & { second: number; seen: EdgeDirectory }>();
+
+  async function forward(request: Request, origin: URL, target: string, route: Route): Promise<Response> {
     const headers = new Headers(request.headers);
     // The answer is passed on as it comes: a runtime that decodes it on the way (Node's fetch) must get it plain.
     headers.set("accept-encoding", "identity");
     headers.delete("host");
-    return fetch(new URL(target, origin), {
+    const answer = await fetch(new URL(target, origin), {
       method: request.method,
       headers,
       body: request.body,
@@ -198,10 +208,46 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
       // Node's fetch streams a request body only when told it is half-duplex.
       duplex: "half",
     } as RequestInit);
+    const committedAt = Date.parse(answer.headers.get("date") ?? "");
+    if (answer.ok && Number.isFinite(committedAt)) await keepRewritten(origin, route.orgId, headers.get("x-api-key"), committedAt);
+    return answer;
+  }
+
+  /**
+   * Fetches the organization file a PATCH the origin answered at `answeredAt`
+   * (its `Date`, to the second) rewrote. A key without read scope gets no
+   * copy: its author cannot read the file anyway.
+   */
+  async function keepRewritten(origin: URL, orgId: string, key: string | null, answeredAt: number): Promise<void> {
+    const target = new URL(pathOf({ kind: "organization", orgId }), origin);
+    const read = await fetch(target, { headers: { "x-api-key": key ?? "", "accept-encoding": "identity" } });
+    if (!read.ok) {
+      await read.body?.cancel();
+      return;
+    }
+    const bytes = new Uint8Array(await read.arrayBuffer());
+    rewritten.set(orgId, { bytes, modified: new Date(answeredAt), second: answeredAt, seen: await currentDirectory() });
+  }
+
+  /**
+   * A route's file. The organization file is the newest copy at hand: one a
+   * PATCH through this edge rewrote; else the document's, unless the tree's
+   * is known to be newer (a tree on a file system the origin rewrites in
+   * place); static assets are the last deploy's.
+   */
+  async function fileOfRoute(route: Route, dir: EdgeDirectory): Promise<TreeFile | null> {
+    if (route.kind !== ORGANIZATION) return options.tree(fileOf(route));
+    const own = rewritten.get(route.orgId);
+    if (own && (dir === own.seen || dir.writtenAtMs < own.second)) return own;
+    rewritten.delete(route.orgId);
+    const tree = await options.tree(fileOf(route));
+    const carried = dir.organization(route.orgId)?.file;
+    if (!carried || (tree?.modified && tree.modified.getTime() > dir.writtenAtMs)) return tree;
+    return { bytes: carried, modified: new Date(dir.writtenAtMs) };
   }
 
   async function fileAnswer(request: Request, route: Route, query: string, cors: Readonly<Record<string, string>>, dir: EdgeDirectory): Promise<Response> {
-    const file = await options.tree(fileOf(route));
+    const file = await fileOfRoute(route, dir);
     if (!file) throw httpError.notFound();
     let bytes = file.bytes;
     const pages = takesPages(route) && query !== "" ? requestedPages(new URLSearchParams(query)) : null;
@@ -242,7 +288,7 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
     const method = request.method;
     let cors = corsHeaders(undefined, null);
     try {
-      if (origin && route && isWriteRoute(route) && method === "PATCH") return await forward(request, origin, url.pathname + url.search);
+      if (origin && route && isWriteRoute(route) && method === "PATCH") return await forward(request, origin, url.pathname + url.search, route);
       const dir = await currentDirectory();
       const requestOrigin = request.headers.get("origin");
       const allowed = route ? (dir.organization(route.orgId)?.allowedOrigins ?? null) : null;

@@ -3,9 +3,9 @@
  * `.<out>.cdsnap/edge.json`. The build writes it after every build (a no-op
  * build too: keys may have changed since), `cdsnap keys create` and `revoke`
  * write it again when they know the tree (`--out`), and so does `cdsnap edge
- * keys` after any other change of keys or allowed origins. It is read from
- * the database's keys and organizations and from the live generation's page
- * membership; it is replaced by one rename, so a reader sees the old document
+ * keys` after any other change of keys or allowed origins, and `serve`
+ * after PATCHes. It is read from the database's keys and organizations and
+ * from the live generation's page membership and organization files; it is replaced by one rename, so a reader sees the old document
  * or the new, and only when its content changed.
  */
 import { createHash, randomBytes } from "node:crypto";
@@ -16,13 +16,27 @@ import { openContractDatabase } from "../db/contract-schema.js";
 import { listKeys } from "../db/keys.js";
 import type { Db } from "../db/open.js";
 import { writeFileAtomicSync } from "../emit/atomic-write.js";
-import { liveGenerationSync, pagesFileOf, treeStoreOf, type TreeStore } from "../emit/tree-store.js";
+import { fileOf } from "../api-paths.js";
+import { liveGenerationSync, pagesFileOf, treeStoreOf, type Generation, type TreeStore } from "../emit/tree-store.js";
 import type { PageMembership } from "../render/blocks.js";
 import { EDGE_DOCUMENT_FORMAT, type EdgeDocument, type EdgeOrganization } from "./edge-document.js";
 
 /** Where the edge document of a tree lives. */
 export function edgeDocumentFileOf(out: string): string {
   return path.join(treeStoreOf(out).stateDir, "edge.json");
+}
+
+/**
+ * The organization file as the live tree holds it: the bytes the build
+ * audited, or the write proxy rewrote after a PATCH. Null when there is none.
+ */
+function organizationFileOf(live: Generation, orgId: string): string | null {
+  try {
+    return readFileSync(path.join(live.tree, fileOf({ kind: "organization", orgId })), "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
 }
 
 /** The edge document of the database and the live generation of `store`, its keys salted with `salt`. */
@@ -34,7 +48,7 @@ export function edgeDocumentOf(db: Db, store: TreeStore, salt: string, now = new
     let pages: PageMembership = {};
     const file = live ? pagesFileOf(live, row.id) : null;
     if (file && existsSync(file)) pages = JSON.parse(readFileSync(file, "utf8")) as PageMembership;
-    organizations[row.id] = { allowedOrigins: parseAllowedOrigins(row.allowed_origins), pages };
+    organizations[row.id] = { allowedOrigins: parseAllowedOrigins(row.allowed_origins), pages, file: live ? organizationFileOf(live, row.id) : null };
   }
   return {
     format: EDGE_DOCUMENT_FORMAT,
@@ -70,15 +84,22 @@ const sameContent = (current: EdgeDocument | null, next: EdgeDocument) =>
  */
 export function writeEdgeDocument(db: Db, out: string, now = new Date()): string | null {
   const store = treeStoreOf(out);
-  if (!liveGenerationSync(store)) return null;
   const file = edgeDocumentFileOf(out);
-  const current = readCurrent(file);
-  // The salt stays: a document whose keys did not change has the same digests.
-  const salt = current && /^[0-9a-f]{64}$/.test(current.salt) ? current.salt : randomBytes(32).toString("hex");
-  const next = edgeDocumentOf(db, store, salt, now);
-  // Unchanged but for its time, it stays as it is: a build that changed nothing touches no file, and a deploy has nothing to upload.
-  if (sameContent(current, next)) return file;
-  writeFileAtomicSync(file, `${JSON.stringify(next, null, 1)}\n`);
+  // Several processes write it (a build, serve after a PATCH, the keys
+  // commands): one that read the generation a build has since replaced may
+  // rename its document over the build's. Whoever sees the generation change
+  // under it writes again, so the last document written names the live one.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const live = liveGenerationSync(store);
+    if (!live) return null;
+    const current = readCurrent(file);
+    // The salt stays: a document whose keys did not change has the same digests.
+    const salt = current && /^[0-9a-f]{64}$/.test(current.salt) ? current.salt : randomBytes(32).toString("hex");
+    const next = edgeDocumentOf(db, store, salt, now);
+    // Unchanged but for its time, it stays as it is: a build that changed nothing touches no file, and a deploy has nothing to upload.
+    if (!sameContent(current, next)) writeFileAtomicSync(file, `${JSON.stringify(next, null, 1)}\n`);
+    if (liveGenerationSync(store)?.id === live.id) break;
+  }
   return file;
 }
 
@@ -90,4 +111,22 @@ export function writeEdgeDocumentOf(dbFile: string, out: string, now = new Date(
   } finally {
     db.close();
   }
+}
+
+/**
+ * Writes the edge document again, for `serve` after a PATCH rewrote
+ * organization files (the document carries them to the edge). Before the
+ * `--on-change` command hears of the change, so that the command finds the
+ * new document to put where the edge reads it. A failure is reported, not
+ * thrown: the PATCH is committed and its file written whatever becomes of
+ * the document.
+ */
+export function edgeDocumentWriter(db: Db, out: string, onError: (error: unknown) => void): () => void {
+  return () => {
+    try {
+      writeEdgeDocument(db, out);
+    } catch (error) {
+      onError(error);
+    }
+  };
 }

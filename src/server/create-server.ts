@@ -19,6 +19,7 @@ import { treeStoreOf } from "../emit/tree-store.js";
 import { CdsnapError } from "../errors.js";
 import { createAuthCache, DEFAULT_AUTH_REFRESH_MS, type AuthCache, type Caller } from "./auth.js";
 import { createCompressionCache } from "./compression.js";
+import { edgeDocumentWriter } from "../edge/publish-document.js";
 import { HEAD_LIMITS, refuseLikeCdsnap, refuseOversizedHead } from "./client-error.js";
 import { createFileCache } from "./file-cache.js";
 import { httpError } from "../api-errors.js";
@@ -162,13 +163,19 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const db = openContractDatabase(options.db, { wal: true });
   const store = treeStoreOf(options.out);
   const { onChange } = options;
+  // The edge document carries the organization files, which PATCHes rewrite.
+  const writeEdgeDocument = edgeDocumentWriter(db, options.out, (error) => log({ level: "error", msg: "edge document not written", error: String(error) }));
   const repaired = [...refreshOrganizationFiles(db, store, listOrgIds(db))].filter(([, result]) => result?.written);
+  if (repaired.length > 0) writeEdgeDocument();
   if (onChange && repaired.length > 0) onChange(patchChange(repaired.map(([orgId]) => orgId)));
 
   const refreshMs = options.authRefreshMs ?? DEFAULT_AUTH_REFRESH_MS;
   const auth = createAuthCache(db, clock, refreshMs);
   const statics = createStaticRoute(store, createFileCache(), createCompressionCache());
-  const proxy = createWriteProxy(db, store, onChange);
+  const proxy = createWriteProxy(db, store, (change) => {
+    writeEdgeDocument();
+    onChange?.(change);
+  });
   const access = onChange ? watchAccess(db, refreshMs, (orgIds) => onChange(accessChange(orgIds))) : null;
   const limiter = createRateLimiter(options.writeRate ?? DEFAULT_WRITE_RATE, clock);
   const authFailureRate = options.authFailureRate ?? DEFAULT_AUTH_FAILURE_RATE;

@@ -1,0 +1,103 @@
+/**
+ * The edge sees every write. A PATCH passed through an edge is read back at
+ * that edge by the very next GET (read-your-writes), in the Workers runtime
+ * (`cdsnap edge dev`: static assets listed when it started, the document in
+ * KV) and under Node (`cdsnap edge serve`); a PATCH sent to the origin
+ * directly reaches both within seconds, carried by the edge document that
+ * `serve` writes again after it. A later write always wins over an earlier
+ * one the edge kept.
+ */
+import { readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
+import { startEdgeDev, type RunningEdgeDev } from "../../src/edge/edge-dev.js";
+import { startEdgeServer, type RunningEdgeServer } from "../../src/edge/node-adapter.js";
+import { edgeDocumentFileOf } from "../../src/edge/publish-document.js";
+import { startServer, type RunningServer } from "../../src/server/create-server.js";
+import { buildFixture, makeFixture, removeFixture, type Fixture } from "../fixtures/build-fixture.js";
+import { edgeBundle, send } from "../fixtures/edge.js";
+import { api, patchJson } from "../fixtures/http.js";
+import { pollUntil } from "../fixtures/wait.js";
+
+const ORGANIZATION = api("demo", "organization");
+const DESCRIPTION = api("demo", "business-description");
+
+let fx: Fixture;
+let origin: RunningServer;
+let workerd: RunningEdgeDev;
+let node: RunningEdgeServer;
+const heard: { event: string; document: string }[] = [];
+
+beforeAll(async () => {
+  fx = await makeFixture({ demo: true });
+  await buildFixture(fx);
+  // What the document says each time the origin's --on-change hears of a change: what a hook would put into KV.
+  origin = await startServer({
+    db: fx.db,
+    out: fx.out,
+    port: 0,
+    writeRate: 100_000,
+    log: () => undefined,
+    onChange: (change) => heard.push({ event: change.event, document: readFileSync(edgeDocumentFileOf(fx.out), "utf8") }),
+  });
+  workerd = await startEdgeDev({ db: fx.db, out: fx.out, port: 0, origin: origin.url, edgeBundle: await edgeBundle(), pollMs: 50 });
+  node = await startEdgeServer({ out: fx.out, port: 0, origin: origin.url, refreshMs: 50 });
+}, 60_000);
+
+afterAll(async () => {
+  await workerd?.close();
+  await node?.close();
+  await origin?.close(1_000);
+  await removeFixture(fx);
+});
+
+const EDGES = { workerd: () => workerd.url, node: () => node.url };
+
+async function organizationAt(base: string): Promise<{ description: string; etag: string | undefined }> {
+  const seen = await send(base, ORGANIZATION, { headers: { "x-api-key": DEMO_READ_KEY } });
+  expect(seen.status).toBe(200);
+  return { description: (JSON.parse(seen.body.toString("utf8")) as { businessDescription: string }).businessDescription, etag: seen.headers["etag"] };
+}
+
+async function patchDescription(base: string, text: string): Promise<void> {
+  const res = await patchJson(base, DESCRIPTION, DEMO_WRITE_KEY, { businessDescription: text });
+  expect(res.status, await res.clone().text()).toBe(200);
+}
+
+describe.each(Object.keys(EDGES) as (keyof typeof EDGES)[])("%s", (name) => {
+  const base = () => EDGES[name]();
+
+  it("a PATCH through the edge is what the next GET at the edge answers, with the origin's ETag", async () => {
+    for (let round = 0; round < 3; round++) {
+      const text = `Through the ${name} edge, round ${round}.`;
+      await patchDescription(base(), text);
+      const atEdge = await organizationAt(base());
+      expect(atEdge.description).toBe(text);
+      expect(atEdge.etag).toBe((await organizationAt(origin.url)).etag);
+    }
+  });
+
+  it("a PATCH sent to the origin directly reaches the edge within seconds, and wins over a write the edge kept", async () => {
+    await patchDescription(base(), `Kept by the ${name} edge.`);
+    const text = `Straight to the origin, for ${name}.`;
+    const started = performance.now();
+    await patchDescription(origin.url, text);
+    expect(await pollUntil(async () => (await organizationAt(base())).description === text, 10_000)).toBe(true);
+    console.log(`${name}: a PATCH to the origin answered at the edge after ${Math.round(performance.now() - started)} ms`);
+    expect((await organizationAt(base())).etag).toBe((await organizationAt(origin.url)).etag);
+  });
+});
+
+it("when the origin's --on-change hears of a PATCH, the edge document beside the tree already carries the new organization file", async () => {
+  const text = "Put into KV by the hook.";
+  const before = heard.length;
+  await patchDescription(origin.url, text);
+  const patches = heard.slice(before).filter((h) => h.event === "patch");
+  expect(patches).toHaveLength(1);
+  const document = JSON.parse(patches[0]!.document) as { organizations: Record<string, { file: string }> };
+  expect((JSON.parse(document.organizations.demo!.file) as { businessDescription: string }).businessDescription).toBe(text);
+  // The bytes the origin serves, exactly.
+  const served = await send(origin.url, ORGANIZATION, { headers: { "x-api-key": DEMO_READ_KEY } });
+  expect(document.organizations.demo!.file).toBe(served.body.toString("utf8"));
+});
