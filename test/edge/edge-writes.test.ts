@@ -11,48 +11,34 @@ import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
-import { startEdgeDev, type RunningEdgeDev } from "../../src/edge/edge-dev.js";
-import { startEdgeServer, type RunningEdgeServer } from "../../src/edge/node-adapter.js";
 import { edgeDocumentFileOf } from "../../src/edge/publish-document.js";
-import { startServer, type RunningServer } from "../../src/server/create-server.js";
-import { buildFixture, makeFixture, removeFixture, type Fixture } from "../fixtures/build-fixture.js";
-import { edgeBundle, send } from "../fixtures/edge.js";
+import type { RunningServer } from "../../src/server/create-server.js";
+import { send } from "../fixtures/edge.js";
+import { startEdgeSite, type EdgeSite } from "../fixtures/edge-site.js";
 import { api, patchJson } from "../fixtures/http.js";
 import { pollUntil } from "../fixtures/wait.js";
 
 const ORGANIZATION = api("demo", "organization");
 const DESCRIPTION = api("demo", "business-description");
 
-let fx: Fixture;
-let origin: RunningServer;
-let workerd: RunningEdgeDev;
-let node: RunningEdgeServer;
 const heard: { event: string; document: string }[] = [];
+let site: EdgeSite;
+let origin: RunningServer;
 
 beforeAll(async () => {
-  fx = await makeFixture({ demo: true });
-  await buildFixture(fx);
-  // What the document says each time the origin's --on-change hears of a change: what a hook would put into KV.
-  origin = await startServer({
-    db: fx.db,
-    out: fx.out,
-    port: 0,
-    writeRate: 100_000,
-    log: () => undefined,
-    onChange: (change) => heard.push({ event: change.event, document: readFileSync(edgeDocumentFileOf(fx.out), "utf8") }),
+  site = await startEdgeSite({
+    serve: {
+      writeRate: 100_000,
+      // What the document says each time the origin's --on-change hears of a change: what a hook would put into KV.
+      onChange: (change) => heard.push({ event: change.event, document: readFileSync(edgeDocumentFileOf(site.fx.out), "utf8") }),
+    },
   });
-  workerd = await startEdgeDev({ db: fx.db, out: fx.out, port: 0, origin: origin.url, edgeBundle: await edgeBundle(), pollMs: 50 });
-  node = await startEdgeServer({ out: fx.out, port: 0, origin: origin.url, refreshMs: 50 });
+  origin = site.origin;
 }, 60_000);
 
-afterAll(async () => {
-  await workerd?.close();
-  await node?.close();
-  await origin?.close(1_000);
-  await removeFixture(fx);
-});
+afterAll(() => site?.close());
 
-const EDGES = { workerd: () => workerd.url, node: () => node.url };
+const EDGES = { workerd: () => site.workerd.url, node: () => site.node.url };
 
 async function organizationAt(base: string): Promise<{ description: string; etag: string | undefined }> {
   const seen = await send(base, ORGANIZATION, { headers: { "x-api-key": DEMO_READ_KEY } });

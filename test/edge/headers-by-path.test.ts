@@ -13,34 +13,19 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mulberry32, type Rng } from "../../bench/prng.js";
 import { DEMO_READ_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
-import { startEdgeDev, type RunningEdgeDev } from "../../src/edge/edge-dev.js";
-import { startEdgeServer, type RunningEdgeServer } from "../../src/edge/node-adapter.js";
-import { startServer, type RunningServer } from "../../src/server/create-server.js";
-import { buildFixture, makeFixture, removeFixture, type Fixture } from "../fixtures/build-fixture.js";
-import { edgeBundle, send } from "../fixtures/edge.js";
+import { send } from "../fixtures/edge.js";
+import { startEdgeSite, type EdgeSite } from "../fixtures/edge-site.js";
 import { listFiles } from "../fixtures/tree.js";
 
 const KEYS: Record<string, string> = { demo: DEMO_READ_KEY, harbor: HARBOR_READ_KEY };
 
-let fx: Fixture;
-let origin: RunningServer;
-let workerd: RunningEdgeDev;
-let node: RunningEdgeServer;
+let site: EdgeSite;
 
 beforeAll(async () => {
-  fx = await makeFixture({ demo: true });
-  await buildFixture(fx);
-  origin = await startServer({ db: fx.db, out: fx.out, port: 0, log: () => undefined });
-  workerd = await startEdgeDev({ db: fx.db, out: fx.out, port: 0, edgeBundle: await edgeBundle(), pollMs: 50 });
-  node = await startEdgeServer({ out: fx.out, port: 0 });
+  site = await startEdgeSite();
 }, 60_000);
 
-afterAll(async () => {
-  await workerd?.close();
-  await node?.close();
-  await origin?.close(1_000);
-  await removeFixture(fx);
-});
+afterAll(() => site?.close());
 
 interface TreeFile {
   /** The API path the file answers. */
@@ -53,10 +38,10 @@ interface TreeFile {
 /** Every file of the live tree that answers an API path, read from disk. */
 async function treeFiles(): Promise<TreeFile[]> {
   const files: TreeFile[] = [];
-  for (const rel of await listFiles(fx.out)) {
+  for (const rel of await listFiles(site.fx.out)) {
     const match = /^api\/organizations\/([^/]+)\/.+\.json$/.exec(rel);
     if (!match) continue;
-    const file = path.join(fx.out, rel);
+    const file = path.join(site.fx.out, rel);
     files.push({ apiPath: `/${rel.slice(0, -".json".length)}`, orgId: match[1]!, bytes: await readFile(file), mtime: (await stat(file)).mtime });
   }
   return files;
@@ -107,7 +92,7 @@ describe("every answer's Cache-Tag, ETag and Last-Modified are its own path's, w
 
   for (const target of ["serve", "node", "workerd"] as const) {
     it(`${target}: every file in two random orders`, async () => {
-      const base = { serve: origin.url, node: node.url, workerd: workerd.url }[target];
+      const base = { serve: site.origin.url, node: site.node.url, workerd: site.workerd.url }[target];
       const files = await treeFiles();
       const random = mulberry32(20261126 + target.length);
       // Static assets carry no file time: in workerd every answer has the deployment's one.

@@ -19,12 +19,12 @@ import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_READ_KEY, DEMO_SECRET_VALUES, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/demo-seed.js";
 import { createKey, hashKey, revokeKey } from "../../src/db/keys.js";
-import { startEdgeDev, type RunningEdgeDev } from "../../src/edge/edge-dev.js";
-import { startEdgeServer, type RunningEdgeServer } from "../../src/edge/node-adapter.js";
+import type { RunningEdgeDev } from "../../src/edge/edge-dev.js";
+import type { RunningEdgeServer } from "../../src/edge/node-adapter.js";
 import { keyDigest } from "../../src/edge/edge-document.js";
 import { edgeDocumentFileOf } from "../../src/edge/publish-document.js";
-import { startServer, type RunningServer } from "../../src/server/create-server.js";
-import { buildFixture, makeFixture, removeFixture, type Fixture } from "../fixtures/build-fixture.js";
+import type { RunningServer } from "../../src/server/create-server.js";
+import { buildFixture, type Fixture } from "../fixtures/build-fixture.js";
 import { runCli } from "../fixtures/cli.js";
 import { withDb } from "../fixtures/database.js";
 import {
@@ -38,7 +38,8 @@ import {
   DEMO_POST_0002_REFERENCES,
   HARBOR_ORGANIZATION,
 } from "../fixtures/demo-answers.js";
-import { edgeBundle, send, sendRaw, type Seen } from "../fixtures/edge.js";
+import { send, sendRaw, type Seen } from "../fixtures/edge.js";
+import { startEdgeSite, type EdgeSite } from "../fixtures/edge-site.js";
 import { OpenApiOracle } from "../fixtures/openapi-oracle.js";
 import { plantCanarySecrets } from "../fixtures/secrets.js";
 import { listFiles } from "../fixtures/tree.js";
@@ -58,30 +59,28 @@ let workerd: RunningEdgeDev;
 let node: RunningEdgeServer;
 const bases = {} as Record<Target, string>;
 
+let site: EdgeSite;
+
 beforeAll(async () => {
-  fx = await makeFixture({ demo: true });
-  canaries = plantCanarySecrets(fx.db);
-  revokedKey = withDb(fx.db, (db) => {
-    const created = createKey(db, { orgId: "demo", scopes: ["read"], label: "revoked before the build" });
-    revokeKey(db, created.record.id);
-    return created.rawKey;
+  site = await startEdgeSite({
+    prepare: (built) => {
+      canaries = plantCanarySecrets(built.db);
+      revokedKey = withDb(built.db, (db) => {
+        const created = createKey(db, { orgId: "demo", scopes: ["read"], label: "revoked before the build" });
+        revokeKey(db, created.record.id);
+        return created.rawKey;
+      });
+    },
+    // No failed-key limit: the edge leaves that to the platform, and this table sends many bad keys.
+    serve: { authFailureRate: 0 },
   });
-  await buildFixture(fx);
-  // No failed-key limit: the edge leaves that to the platform, and this table sends many bad keys.
-  origin = await startServer({ db: fx.db, out: fx.out, port: 0, authFailureRate: 0, log: () => undefined });
-  workerd = await startEdgeDev({ db: fx.db, out: fx.out, port: 0, origin: origin.url, edgeBundle: await edgeBundle(), pollMs: 50 });
-  node = await startEdgeServer({ out: fx.out, port: 0, origin: origin.url, refreshMs: 50 });
+  ({ fx, origin, workerd, node } = site);
   bases.serve = origin.url;
   bases.workerd = workerd.url;
   bases.node = node.url;
 }, 60_000);
 
-afterAll(async () => {
-  await workerd?.close();
-  await node?.close();
-  await origin?.close(1_000);
-  await removeFixture(fx);
-});
+afterAll(() => site?.close());
 
 // ------------------------------------------------------------ what the contract says
 

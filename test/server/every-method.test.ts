@@ -8,32 +8,22 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_READ_KEY } from "../../src/db/demo-seed.js";
-import { startEdgeServer, type RunningEdgeServer } from "../../src/edge/node-adapter.js";
 import { api, expectError } from "../fixtures/http.js";
-import { startSite, type StartedSite } from "../fixtures/served-site.js";
+import { NODE_SERVERS, startNodeServers, type NodeServers } from "../fixtures/edge-site.js";
 import { message, one } from "../fixtures/wire.js";
 
 const ORG = api("demo", "organization");
 const READ = ["Host: test", `x-api-key: ${DEMO_READ_KEY}`];
 
-let site: StartedSite;
-let edge: RunningEdgeServer;
-const SERVERS = ["cdsnap serve", "cdsnap edge serve"] as const;
-const urls = {} as Record<(typeof SERVERS)[number], string>;
+let servers: NodeServers;
 
 beforeAll(async () => {
-  site = await startSite();
-  edge = await startEdgeServer({ out: site.out, port: 0, origin: site.url });
-  urls["cdsnap serve"] = site.url;
-  urls["cdsnap edge serve"] = edge.url;
+  servers = await startNodeServers();
 });
-afterAll(async () => {
-  await edge?.close();
-  await site?.stop();
-});
+afterAll(() => servers?.stop());
 
-describe.each(SERVERS)("%s", (server) => {
-  const url = () => urls[server];
+describe.each(NODE_SERVERS)("%s", (server) => {
+  const url = () => servers.urls[server];
 
   it.each(["127.0.0.1:22", "test:443", ORG])("CONNECT %s: 405 method_not_allowed with the D6 body, the connection closed", async (target) => {
     const answer = await one(url(), message("CONNECT", target, READ));

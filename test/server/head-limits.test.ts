@@ -11,10 +11,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
-import { startEdgeServer, type RunningEdgeServer } from "../../src/edge/node-adapter.js";
 import { dumpBusinessTables } from "../fixtures/database.js";
 import { api, expectError } from "../fixtures/http.js";
-import { startSite, type StartedSite } from "../fixtures/served-site.js";
+import { NODE_SERVERS, startNodeServers, type NodeServers } from "../fixtures/edge-site.js";
 import { exchange, message, one, open, parseAnswers, type Answer } from "../fixtures/wire.js";
 
 const MAX_FIELDS = 100;
@@ -54,24 +53,15 @@ async function expectServed(answer: Answer): Promise<void> {
   expect(JSON.parse(answer.text)).toMatchObject({ id: "demo", slug: "northwind" });
 }
 
-let site: StartedSite;
-let edge: RunningEdgeServer;
-const SERVERS = ["cdsnap serve", "cdsnap edge serve"] as const;
-const urls = {} as Record<(typeof SERVERS)[number], string>;
+let servers: NodeServers;
 
 beforeAll(async () => {
-  site = await startSite({ writeRate: 100_000 });
-  edge = await startEdgeServer({ out: site.out, port: 0, origin: site.url });
-  urls["cdsnap serve"] = site.url;
-  urls["cdsnap edge serve"] = edge.url;
+  servers = await startNodeServers({ writeRate: 100_000 });
 });
-afterAll(async () => {
-  await edge?.close();
-  await site?.stop();
-});
+afterAll(() => servers?.stop());
 
-describe.each(SERVERS)("%s", (server) => {
-  const url = () => urls[server];
+describe.each(NODE_SERVERS)("%s", (server) => {
+  const url = () => servers.urls[server];
 
   it("serves a head of exactly 16 KiB, in 100 header fields or in four", async () => {
     for (const fields of [MAX_FIELDS, 4]) await expectServed(await one(url(), headOf(MAX_BYTES, fields)));
@@ -124,12 +114,12 @@ describe.each(SERVERS)("%s", (server) => {
   });
 
   it("refuses a PATCH with 101 header fields before reading it: nothing is stored", async () => {
-    const rows = dumpBusinessTables(site.db);
+    const rows = dumpBusinessTables(servers.site.db);
     const body = JSON.stringify({ businessDescription: "never stored" });
     const fields = ["Host: test", `x-api-key: ${DEMO_WRITE_KEY}`, "Content-Type: application/json", `Content-Length: ${body.length}`, CLOSE];
     const request = message("PATCH", DESCRIPTION, [...fields, ...fillers(MAX_FIELDS + 1 - fields.length)], body);
     await expectRefused(await one(url(), request));
-    expect(dumpBusinessTables(site.db)).toBe(rows);
+    expect(dumpBusinessTables(servers.site.db)).toBe(rows);
   });
 
   it("goes on serving a connection opened before the refusals, and new ones", async () => {
