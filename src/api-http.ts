@@ -25,3 +25,12 @@ export const MAX_HEADER_FIELDS = 100;
  * empty line that ends them, as sent (each `: ` and CRLF counted).
  */
 export const MAX_HEAD_BYTES = 16 * 1024;
+
+/** Every answer's body is JSON. */
+export const JSON_TYPE = "application/json; charset=utf-8";
+
+/** Every answer is JSON: nosniff keeps a browser from ever reading stored text (a `<script>` in a description) as HTML. */
+export const NOSNIFF = Object.freeze({ "X-Content-Type-Options": "nosniff" });
+
+/** Real keys are short; a longer one is refused before it is hashed. */
+export const MAX_KEY_LENGTH = 512;

@@ -5,14 +5,69 @@
  * nothing that needs Node: the edge bundle runs on Workers.
  */
 import { fileEtagOf } from "./content-coding.js";
-import { ALLOWED_HEADERS, ALLOWED_METHODS, EXPOSED_HEADERS } from "./api-http.js";
+import { ALLOWED_HEADERS, ALLOWED_METHODS, EXPOSED_HEADERS, VARY } from "./api-http.js";
 import { pathOf } from "./api-paths.js";
-import type { BlockList } from "./model/api.js";
+import type { BlockList, ErrorBody } from "./model/api.js";
 import type { PageMembership } from "./render/blocks.js";
-import { ROUTE_KINDS, ROUTES, cacheTagsOf, methodsOf, type Route, type RouteKind } from "./route-table.js";
+import { httpError } from "./api-errors.js";
+import { CdsnapError } from "./errors.js";
+import { canonicalJson } from "./render/canonical-json.js";
+import { ROUTE_KINDS, ROUTES, cacheTagsOf, isWriteRoute, methodsOf, type Route, type RouteKind, type WriteRoute } from "./route-table.js";
 
 /** What `Allow` says on each route's path, from the route table. */
 export const ALLOW = Object.fromEntries(ROUTE_KINDS.map((kind) => [kind, methodsOf(kind).join(", ")])) as Record<RouteKind, string>;
+
+// ------------------------------------------------------------------ the decision
+
+/** What a request with a known caller asks for: a file to answer, or a write to make. */
+export type ReadDecision = { kind: "file"; route: Route } | { kind: "write"; route: WriteRoute };
+
+/**
+ * The headers of the 204 that answers an OPTIONS request, before any key is
+ * asked for (D11); a path outside the API is a 404.
+ */
+export function preflightAnswer(route: Route | null, origin: string | null | undefined, allowed: readonly string[] | null): Record<string, string> {
+  if (!route) throw httpError.notFound();
+  return { ...preflightHeaders(origin, allowed), Vary: VARY, Allow: ALLOW[route.kind] };
+}
+
+/**
+ * The order in which a request is refused once its caller is known (D5, D6;
+ * docs/api.md "Which error wins"): 404 for a path outside the API, 403 for
+ * another organization's, 405 for a method the path does not take. What is
+ * left is a file to answer (GET, HEAD) or a write (PATCH). Both front-ends
+ * decide here; each checks the request itself and the key before, and
+ * carries out the decision after.
+ */
+export function decideRead(method: string | undefined, route: Route | null, caller: { orgId: string }): ReadDecision {
+  if (!route) throw httpError.notFound();
+  if (route.orgId !== caller.orgId) throw httpError.forbidden();
+  if (isWriteRoute(route)) {
+    if (method !== "PATCH") throw httpError.methodNotAllowed(ALLOW[route.kind]);
+    return { kind: "write", route };
+  }
+  if (method !== "GET" && method !== "HEAD") throw httpError.methodNotAllowed(ALLOW[route.kind]);
+  return { kind: "file", route };
+}
+
+/**
+ * The one error boundary: a client error is answered as it is; anything else
+ * (a bug, a failed read) is reported with its stack and answered as a plain
+ * 500 that carries neither.
+ */
+export function knownError(error: unknown, report: (error: unknown) => void): CdsnapError {
+  if (error instanceof CdsnapError && error.status < 500) return error;
+  report(error);
+  return httpError.internal();
+}
+
+/** The D6 body of an error answer. */
+export function errorBody(known: CdsnapError): ErrorBody {
+  return { error: { code: known.code, message: known.message, ...(known.details ? { details: known.details } : {}) } };
+}
+
+/** {@link errorBody}, serialized. */
+export const errorBodyOf = (known: CdsnapError): string => canonicalJson(errorBody(known));
 
 /** A request target (origin form) as the raw, still percent-encoded path and the query without its `?`. */
 export function splitTarget(target: string): { rawPath: string; query: string } {

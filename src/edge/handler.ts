@@ -14,15 +14,17 @@
  * before any code sees it).
  */
 import { httpError } from "../api-errors.js";
-import { CACHE_CONTROL, FILE_VARY, NO_STORE, VARY } from "../api-http.js";
+import { CACHE_CONTROL, FILE_VARY, JSON_TYPE, MAX_KEY_LENGTH, NO_STORE, NOSNIFF, VARY } from "../api-http.js";
 import { fileOf, parseApiPath, pathOf, type Route } from "../api-paths.js";
 import {
-  ALLOW,
   cacheTagMemo,
   corsHeaders,
+  decideRead,
+  errorBodyOf,
+  knownError,
   filterBlocks,
   matchesIfNoneMatch,
-  preflightHeaders,
+  preflightAnswer,
   requestedPages,
   splitTarget,
   takesPages,
@@ -70,9 +72,6 @@ export interface EdgeOptions {
 
 export type EdgeHandler = (request: Request) => Promise<Response>;
 
-const JSON_TYPE = "application/json; charset=utf-8";
-// Real keys are short; anything longer is refused before it is hashed (as `serve` does).
-const MAX_KEY_LENGTH = 512;
 const NO_ORIGIN_FOR_WRITES = "this edge has no origin to pass writes to; send the PATCH to the origin";
 
 const encoder = new TextEncoder();
@@ -107,7 +106,7 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const origin = options.origin ? new URL(options.origin) : null;
   // A file answer varies by Accept-Encoding even where the platform compresses it; an error does not.
-  const base = (cors: Readonly<Record<string, string>>, vary = VARY) => ({ ...cors, Vary: vary, "X-Content-Type-Options": "nosniff" });
+  const base = (cors: Readonly<Record<string, string>>, vary = VARY) => ({ ...cors, Vary: vary, ...NOSNIFF });
 
   let directory: EdgeDirectory | null = null;
   let directoryText: string | null = null;
@@ -164,16 +163,8 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
   }
 
   function errorAnswer(request: Request, error: unknown, cors: Readonly<Record<string, string>>): Response {
-    let known: CdsnapError;
-    if (error instanceof CdsnapError && error.status < 500) {
-      known = error;
-    } else {
-      onError(error);
-      known = httpError.internal();
-    }
-    const body = encoder.encode(
-      canonicalJson({ error: { code: known.code, message: known.message, ...(known.details ? { details: known.details } : {}) } }),
-    );
+    const known = knownError(error, onError);
+    const body = encoder.encode(errorBodyOf(known));
     return new Response(request.method === "HEAD" ? null : body, {
       status: known.status,
       headers: {
@@ -293,22 +284,12 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
       const requestOrigin = request.headers.get("origin");
       const allowed = route ? (dir.organization(route.orgId)?.allowedOrigins ?? null) : null;
       cors = corsHeaders(requestOrigin, allowed);
-      if (method === "OPTIONS") {
-        if (!route) throw httpError.notFound();
-        return new Response(null, {
-          status: 204,
-          headers: { ...preflightHeaders(requestOrigin, allowed), Vary: VARY, Allow: ALLOW[route.kind] },
-        });
-      }
+      if (method === "OPTIONS") return new Response(null, { status: 204, headers: preflightAnswer(route, requestOrigin, allowed) });
       const caller = await authenticate(dir, request.headers.get("x-api-key"));
-      if (!route) throw httpError.notFound();
-      if (route.orgId !== caller.orgId) throw httpError.forbidden();
-      if (isWriteRoute(route)) {
-        if (method === "PATCH") throw new CdsnapError("method_not_allowed", NO_ORIGIN_FOR_WRITES, 405, undefined, { Allow: "OPTIONS" });
-        throw httpError.methodNotAllowed(ALLOW[route.kind]);
-      }
-      if (method !== "GET" && method !== "HEAD") throw httpError.methodNotAllowed(ALLOW[route.kind]);
-      return await fileAnswer(request, route, query, cors, dir);
+      const decision = decideRead(method, route, caller);
+      // With an origin, a PATCH went there before its key was looked at: the origin checks it.
+      if (decision.kind === "write") throw new CdsnapError("method_not_allowed", NO_ORIGIN_FOR_WRITES, 405, undefined, { Allow: "OPTIONS" });
+      return await fileAnswer(request, decision.route, query, cors, dir);
     } catch (error) {
       return errorAnswer(request, error, cors);
     }

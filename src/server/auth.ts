@@ -8,6 +8,7 @@ import { hash, timingSafeEqual } from "node:crypto";
 import type { Db } from "../db/open.js";
 import { scopesOf, type Scope } from "../db/keys.js";
 import { httpError } from "../api-errors.js";
+import { MAX_KEY_LENGTH } from "../api-http.js";
 import { parseAllowedOrigins } from "../api-reads.js";
 
 export interface Caller {
@@ -27,9 +28,6 @@ export interface AuthCache {
   /** null = any origin (D11); otherwise the allowed origins. */
   allowedOrigins(orgId: string): readonly string[] | null;
 }
-
-// Real keys are short; anything longer is refused before it is hashed.
-const MAX_KEY_LENGTH = 512;
 
 export const DEFAULT_AUTH_REFRESH_MS = 250;
 

@@ -12,12 +12,11 @@
  */
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { ALLOWED_METHODS, MAX_HEAD_BYTES, MAX_HEADER_FIELDS, NO_STORE } from "../api-http.js";
+import { ALLOWED_METHODS, JSON_TYPE, MAX_HEAD_BYTES, MAX_HEADER_FIELDS, NO_STORE, NOSNIFF } from "../api-http.js";
+import { errorBodyOf } from "../api-reads.js";
 import { CdsnapError } from "../errors.js";
-import { canonicalJson } from "../render/canonical-json.js";
 import { httpError } from "../api-errors.js";
 import { headOverLimits } from "./request-head.js";
-import { JSON_TYPE } from "./respond.js";
 
 /** The D6 error for a request the parser refused, by Node's error code. */
 export function clientErrorOf(error: NodeJS.ErrnoException): CdsnapError {
@@ -28,12 +27,12 @@ export function clientErrorOf(error: NodeJS.ErrnoException): CdsnapError {
 
 /** The body and headers of a refusal, whether it goes out on the bare socket or through a response. */
 function refusalOf(known: CdsnapError): { body: Buffer; headers: Record<string, string> } {
-  const body = Buffer.from(canonicalJson({ error: { code: known.code, message: known.message } }), "utf8");
+  const body = Buffer.from(errorBodyOf(known), "utf8");
   const headers = {
     "Content-Type": JSON_TYPE,
     "Content-Length": String(body.length),
     "Cache-Control": NO_STORE,
-    "X-Content-Type-Options": "nosniff",
+    ...NOSNIFF,
     Connection: "close",
   };
   return { body, headers };

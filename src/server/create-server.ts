@@ -8,8 +8,8 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { VARY } from "../api-http.js";
-import { ALLOW, corsHeaders, preflightHeaders, splitTarget } from "../api-reads.js";
+import { NOSNIFF, VARY } from "../api-http.js";
+import { corsHeaders, decideRead, preflightAnswer, splitTarget } from "../api-reads.js";
 import { parseApiPath, type Route } from "../api-paths.js";
 import { openContractDatabase } from "../db/contract-schema.js";
 import type { Db } from "../db/open.js";
@@ -26,7 +26,6 @@ import { httpError } from "../api-errors.js";
 import { createRateLimiter, DEFAULT_AUTH_FAILURE_RATE, DEFAULT_WRITE_RATE } from "./rate-limit.js";
 import { countHeader, forwardedAddressOf, originFormOf } from "./request-head.js";
 import { sendError, type Exchange, type Logger } from "./respond.js";
-import { isWriteRoute } from "../route-table.js";
 import { accessChange, patchChange, type Change } from "../on-change/change-set.js";
 import { watchAccess } from "./access-watch.js";
 import { assertPublishedTree } from "./published-tree.js";
@@ -91,8 +90,7 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-// Every answer is JSON: nosniff keeps a browser from ever reading stored text (a `<script>` in a description) as HTML.
-const BASE_HEADERS = Object.freeze({ Vary: VARY, "X-Content-Type-Options": "nosniff" });
+const BASE_HEADERS = Object.freeze({ Vary: VARY, ...NOSNIFF });
 // The headers of most answers, built once: spreading them together per request was a measurable cost.
 const ANY_ORIGIN_HEADERS = Object.freeze({ ...corsHeaders(undefined, null), ...BASE_HEADERS });
 
@@ -232,31 +230,22 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     ex.baseHeaders = allowed === null ? ANY_ORIGIN_HEADERS : { ...corsHeaders(origin, allowed), ...BASE_HEADERS };
 
     if (req.method === "OPTIONS") {
-      if (!route) throw httpError.notFound();
-      res.writeHead(204, {
-        ...preflightHeaders(origin, allowed),
-        Vary: VARY,
-        Allow: ALLOW[route.kind],
-      });
+      res.writeHead(204, preflightAnswer(route, origin, allowed));
       res.end();
       return;
     }
 
     const caller = authenticate(req);
     ex.keyId = caller.keyId;
-    if (!route) throw httpError.notFound();
-    if (route.orgId !== caller.orgId) throw httpError.forbidden();
-
-    if (isWriteRoute(route)) {
-      if (req.method !== "PATCH") throw httpError.methodNotAllowed(ALLOW[route.kind]);
-      if (!caller.scopes.has("write")) throw httpError.insufficientScope();
-      const wait = limiter.take(caller.keyId);
-      if (wait > 0) throw httpError.rateLimited(wait);
-      await proxy.patch(ex, route);
+    const decision = decideRead(req.method, route, caller);
+    if (decision.kind === "file") {
+      await statics.serve(ex, decision.route, query);
       return;
     }
-    if (req.method !== "GET" && req.method !== "HEAD") throw httpError.methodNotAllowed(ALLOW[route.kind]);
-    await statics.serve(ex, route, query);
+    if (!caller.scopes.has("write")) throw httpError.insufficientScope();
+    const wait = limiter.take(caller.keyId);
+    if (wait > 0) throw httpError.rateLimited(wait);
+    await proxy.patch(ex, decision.route);
   }
 
   function settled(): void {

@@ -4,13 +4,10 @@
  * with its stack and answered as a plain 500 that carries neither.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { NO_STORE } from "../api-http.js";
-import { CdsnapError } from "../errors.js";
+import { JSON_TYPE, NO_STORE } from "../api-http.js";
+import { errorBody, knownError } from "../api-reads.js";
 import { errorBodySchema } from "../model/api.js";
 import { canonicalJson } from "../render/canonical-json.js";
-import { httpError } from "../api-errors.js";
-
-export const JSON_TYPE = "application/json; charset=utf-8";
 
 export interface Exchange {
   req: IncomingMessage;
@@ -76,13 +73,7 @@ function endAfterUpload(ex: Exchange): void {
 export type Logger = (line: Record<string, unknown>) => void;
 
 export function sendError(ex: Exchange, error: unknown, log: Logger): void {
-  let known: CdsnapError;
-  if (error instanceof CdsnapError && error.status < 500) {
-    known = error;
-  } else {
-    log({ level: "error", msg: "unexpected error", error: (error as Error)?.stack ?? String(error) });
-    known = httpError.internal();
-  }
+  const known = knownError(error, (unexpected) => log({ level: "error", msg: "unexpected error", error: (unexpected as Error)?.stack ?? String(unexpected) }));
   // The request's socket: a pipelined request's response has none until the
   // answers before it are out, and that is no reason to drop the connection.
   if (ex.res.headersSent || ex.req.socket.destroyed) {
@@ -92,9 +83,7 @@ export function sendError(ex: Exchange, error: unknown, log: Logger): void {
     ex.res.destroy();
     return;
   }
-  const body = errorBodySchema.parse({
-    error: { code: known.code, message: known.message, ...(known.details ? { details: known.details } : {}) },
-  });
+  const body = errorBodySchema.parse(errorBody(known));
   // A body left unread (413, or a refusal before reading) must not be parsed as
   // the next request on this connection: close it once the answer is out.
   const close: Record<string, string> = ex.req.complete ? {} : { Connection: "close" };

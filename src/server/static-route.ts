@@ -11,7 +11,7 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { CACHE_CONTROL, FILE_VARY } from "../api-http.js";
+import { CACHE_CONTROL, FILE_VARY, JSON_TYPE } from "../api-http.js";
 import { cacheTagMemo, filterBlocks, indexPages, matchesIfNoneMatch, requestedPages, takesPages, type PageIndex } from "../api-reads.js";
 import { fileOf, type Route } from "../api-paths.js";
 import type { BlockList } from "../model/api.js";
@@ -22,7 +22,7 @@ import { codedEtag, codingOf, MIN_COMPRESSED_BYTES, type Coding } from "../conte
 import type { CompressionCache, Representation } from "./compression.js";
 import { etagOf, type CachedFile, type FileCache } from "./file-cache.js";
 import { httpError } from "../api-errors.js";
-import { JSON_TYPE, type Exchange } from "./respond.js";
+import type { Exchange } from "./respond.js";
 
 export interface StaticRoute {
   /** `query` is the raw query string, without the `?`. */
