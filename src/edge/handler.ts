@@ -199,15 +199,18 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
       // Node's fetch streams a request body only when told it is half-duplex.
       duplex: "half",
     } as RequestInit);
-    const committedAt = Date.parse(answer.headers.get("date") ?? "");
-    if (answer.ok && Number.isFinite(committedAt)) await keepRewritten(origin, route.orgId, headers.get("x-api-key"), committedAt);
+    const answeredAt = Date.parse(answer.headers.get("date") ?? "");
+    if (answer.ok && Number.isFinite(answeredAt)) {
+      // The PATCH is committed whatever becomes of the copy: its answer goes out all the same.
+      await keepRewritten(origin, route.orgId, headers.get("x-api-key"), answeredAt).catch(onError);
+    }
     return answer;
   }
 
   /**
    * Fetches the organization file a PATCH the origin answered at `answeredAt`
-   * (its `Date`, to the second) rewrote. A key without read scope gets no
-   * copy: its author cannot read the file anyway.
+   * (its `Date`, to the second) rewrote, with the PATCH's key (every key
+   * reads). Any other answer (no file published) leaves no copy.
    */
   async function keepRewritten(origin: URL, orgId: string, key: string | null, answeredAt: number): Promise<void> {
     const target = new URL(pathOf({ kind: "organization", orgId }), origin);
