@@ -59,7 +59,8 @@ type MiniflareModule = typeof import("miniflare");
 async function loadMiniflare(): Promise<MiniflareModule> {
   try {
     return await import("miniflare");
-  } catch {
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND") throw error;
     throw new UsageError(
       "cdsnap edge dev runs the Workers runtime through miniflare, which is not installed; install it beside cdsnap: npm install --save-dev miniflare",
     );
@@ -107,7 +108,10 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<RunningEdge
 
     let pushed: string | null = null;
     async function pushDocument(): Promise<void> {
-      const text = await readFile(docFile, "utf8").catch(() => null);
+      const text = await readFile(docFile, "utf8").catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return null;
+        throw error;
+      });
       if (text !== null && text !== pushed) {
         await kv.put("edge.json", text);
         pushed = text;
@@ -159,6 +163,7 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<RunningEdge
       },
     };
   } catch (error) {
+    // The failure to start is the one to report, not one of tearing down after it.
     await mf?.dispose().catch(() => undefined);
     await origin?.close(1_000);
     db.close();

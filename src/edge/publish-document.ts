@@ -70,8 +70,10 @@ export function edgeDocumentOf(db: Db, store: TreeStore, salt: string, now = new
 function readCurrent(file: string): EdgeDocument | null {
   try {
     return JSON.parse(readFileSync(file, "utf8")) as EdgeDocument;
-  } catch {
-    return null;
+  } catch (error) {
+    // None yet, or one cut short (a copy made by hand): it is written anew. Anything else (EACCES) is said.
+    if (error instanceof SyntaxError || (error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
   }
 }
 

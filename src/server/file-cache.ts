@@ -64,12 +64,18 @@ function sameFile(a: Identity, b: Identity): boolean {
   return a.ino === b.ino && a.mtimeNs === b.mtimeNs && a.size === b.size && a.dev === b.dev;
 }
 
+const NO_PROC = new Set(["ENOENT", "ENOTDIR", "EACCES", "EPERM"]);
+
+/** What an lstat of a path that no longer leads to a file of the tree fails with. */
+const NOT_THERE = new Set(["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLONG"]);
+
 function lstatOrNull(file: string): BigIntStats | null {
   try {
     return lstatSync(file, { bigint: true, throwIfNoEntry: false }) ?? null;
-  } catch {
-    // ENOTDIR, ELOOP, EACCES…: not the cached file; a load says what it is.
-    return null;
+  } catch (error) {
+    // Not the cached file any more; a load says what it is.
+    if (NOT_THERE.has((error as NodeJS.ErrnoException).code ?? "")) return null;
+    throw error;
   }
 }
 
@@ -87,8 +93,9 @@ async function realPathOf(handle: FileHandle, file: string): Promise<string> {
   try {
     const linked = await readlink(`/proc/self/fd/${handle.fd}`);
     if (linked.startsWith("/")) return linked;
-  } catch {
-    // no /proc: fall back to resolving the path
+  } catch (error) {
+    // No /proc (not Linux, not mounted, or closed to this process): the path is resolved instead.
+    if (!NO_PROC.has((error as NodeJS.ErrnoException).code ?? "")) throw error;
   }
   return realpath(file);
 }

@@ -76,7 +76,9 @@ export function parseJsonBody(bytes: Buffer): unknown {
   let text: string;
   try {
     text = utf8.decode(bytes);
-  } catch {
+  } catch (error) {
+    // The decoder is fatal: a byte sequence that is not UTF-8 is a TypeError.
+    if (!(error instanceof TypeError)) throw error;
     throw httpError.malformedJson("it is not valid UTF-8");
   }
   let value: unknown;

@@ -22,7 +22,9 @@ export function missingTree(out: string): MissingTree | null {
   let info;
   try {
     info = lstatSync(store.out);
-  } catch {
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
     return { why: "nothing is there yet", foreign: false };
   }
   if (info.isDirectory() && readdirSync(store.out).length === 0) return { why: "it is an empty folder", foreign: false };
