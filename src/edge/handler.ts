@@ -79,6 +79,12 @@ const decoder = new TextDecoder();
 const NO_PAGES: PageIndex = new Map();
 const ORGANIZATION = kindOf("organization", "single");
 
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** A bounded memo: the oldest entries go first once it holds more than `limit` units. */
 function boundedMap<V>(limit: number, sizeOf: (value: V) => number) {
   const entries = new Map<string, V>();
@@ -225,9 +231,9 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
 
   /**
    * A route's file. The organization file is the newest copy at hand: one a
-   * PATCH through this edge rewrote; else the document's, unless the tree's
-   * is known to be newer (a tree on a file system the origin rewrites in
-   * place); static assets are the last deploy's.
+   * PATCH through this edge rewrote; else the document's where it differs
+   * from the tree's, unless the tree's is known to be newer (a tree on a file
+   * system the origin rewrites in place). Static assets are the last deploy's.
    */
   async function fileOfRoute(route: Route, dir: EdgeDirectory): Promise<TreeFile | null> {
     if (route.kind !== ORGANIZATION) return options.tree(fileOf(route));
@@ -236,7 +242,7 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
     rewritten.delete(route.orgId);
     const tree = await options.tree(fileOf(route));
     const carried = dir.organization(route.orgId)?.file;
-    if (!carried || (tree?.modified && tree.modified.getTime() > dir.writtenAtMs)) return tree;
+    if (!carried || (tree && (sameBytes(tree.bytes, carried) || (tree.modified !== null && tree.modified.getTime() > dir.writtenAtMs)))) return tree;
     return { bytes: carried, modified: new Date(dir.writtenAtMs) };
   }
 
