@@ -68,6 +68,13 @@ export interface EdgeOptions {
   sha256?: Sha256;
   /** An unexpected failure, answered with a plain 500. Default console.error. */
   onError?: (error: unknown) => void;
+  /**
+   * The address of the client that sent a request, appended to the
+   * `X-Forwarded-For` of a PATCH passed to the origin, whose failed-key limit
+   * counts per client (`--client-address-header x-forwarded-for`). Default
+   * `CF-Connecting-IP`, which Workers sets to the visitor's address.
+   */
+  clientAddress?: (request: Request) => string | null | undefined;
 }
 
 export type EdgeHandler = (request: Request) => Promise<Response>;
@@ -111,6 +118,7 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
   const sha256Hex = options.sha256 ?? subtleSha256;
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const origin = options.origin ? new URL(options.origin) : null;
+  const clientAddress = options.clientAddress ?? ((request: Request) => request.headers.get("cf-connecting-ip"));
   // A file answer varies by Accept-Encoding even where the platform compresses it; an error does not.
   const base = (cors: Readonly<Record<string, string>>, vary = VARY) => ({ ...cors, Vary: vary, ...NOSNIFF });
 
@@ -197,6 +205,9 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
     // The answer is passed on as it comes: a runtime that decodes it on the way (Node's fetch) must get it plain.
     headers.set("accept-encoding", "identity");
     headers.delete("host");
+    // Appended last, after whatever the client wrote there: the entry the origin counts is the one this edge vouches for.
+    const client = clientAddress(request);
+    if (client) headers.set("x-forwarded-for", [headers.get("x-forwarded-for"), client].filter(Boolean).join(", "));
     const answer = await fetch(new URL(target, origin), {
       method: request.method,
       headers,

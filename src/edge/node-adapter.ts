@@ -64,6 +64,9 @@ const STAND_IN_METHOD = "UNSUPPORTED";
 // The connection's own business: a forwarded answer's framing is node:http's to set again.
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection"]);
 
+/** The address each request of {@link nodeListener} came from, for the handler's `clientAddress`. */
+const clientAddresses = new WeakMap<Request, string>();
+
 /** A node:http request listener that answers with `handler`. */
 export function nodeListener(handler: EdgeHandler): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
@@ -80,6 +83,7 @@ export function nodeListener(handler: EdgeHandler): (req: IncomingMessage, res: 
         body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : null,
         duplex: "half",
       } as RequestInit);
+      if (req.socket.remoteAddress) clientAddresses.set(request, req.socket.remoteAddress);
       const answer = await handler(request);
       const out: string[] = [];
       answer.headers.forEach((value, name) => {
@@ -120,6 +124,8 @@ export async function startEdgeServer(options: EdgeServeOptions): Promise<Runnin
     refreshMs: options.refreshMs,
     compression: options.compression,
     sha256: (bytes) => hash("sha256", bytes, "hex"),
+    // The socket's: a CF-Connecting-IP a client sends here is its own word.
+    clientAddress: (request) => clientAddresses.get(request),
   });
   const server = createServer(HEAD_LIMITS, nodeListener(handler));
   // Refused as `serve` refuses: the same limits on a head, the same answers of the parser's refusals.
