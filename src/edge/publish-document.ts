@@ -11,9 +11,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { parseAllowedOrigins } from "../api-reads.js";
 import { openContractDatabase } from "../db/contract-schema.js";
-import { listKeys } from "../db/keys.js";
+import { accessReader } from "../db/access.js";
 import type { Db } from "../db/open.js";
 import { writeFileAtomicSync } from "../emit/atomic-write.js";
 import { fileOf } from "../api-paths.js";
@@ -42,13 +41,13 @@ function organizationFileOf(live: Generation, orgId: string): string | null {
 /** The edge document of the database and the live generation of `store`, its keys salted with `salt`. */
 export function edgeDocumentOf(db: Db, store: TreeStore, salt: string, now = new Date()): EdgeDocument {
   const live = liveGenerationSync(store);
+  const access = accessReader(db)();
   const organizations: Record<string, EdgeOrganization> = {};
-  const rows = db.prepare("SELECT id, allowed_origins FROM organizations ORDER BY id").all() as { id: string; allowed_origins: string | null }[];
-  for (const row of rows) {
+  for (const [orgId, allowedOrigins] of access.allowedOrigins) {
     let pages: PageMembership = {};
-    const file = live ? pagesFileOf(live, row.id) : null;
+    const file = live ? pagesFileOf(live, orgId) : null;
     if (file && existsSync(file)) pages = JSON.parse(readFileSync(file, "utf8")) as PageMembership;
-    organizations[row.id] = { allowedOrigins: parseAllowedOrigins(row.allowed_origins), pages, file: live ? organizationFileOf(live, row.id) : null };
+    organizations[orgId] = { allowedOrigins, pages, file: live ? organizationFileOf(live, orgId) : null };
   }
   return {
     format: EDGE_DOCUMENT_FORMAT,
@@ -56,12 +55,12 @@ export function edgeDocumentOf(db: Db, store: TreeStore, salt: string, now = new
     writtenAt: now.toISOString(),
     salt,
     // Listed field by field: a column added to api_keys later must not reach the edge unless named here.
-    keys: listKeys(db).map((key) => ({
+    keys: access.keys.map((key) => ({
       digest: createHash("sha256").update(`${salt}${key.keySha256}`).digest("hex"),
-      keyId: key.id,
+      keyId: key.keyId,
       orgId: key.orgId,
       scopes: key.scopes,
-      revoked: key.revokedAt !== null,
+      revoked: key.revoked,
     })),
     organizations,
   };

@@ -7,6 +7,7 @@
  * or origin (they vary by both) until they expire: the on-change hook is told,
  * so it can purge them. A new key needs no purge: nothing is cached for it.
  */
+import { accessReader } from "../db/access.js";
 import type { Db } from "../db/open.js";
 
 interface Readers {
@@ -14,7 +15,8 @@ interface Readers {
   keys: Set<string>;
   /** Revoked keys' ids: one revoked since the last look is news even if that look never saw it valid. */
   revoked: Set<string>;
-  allowedOrigins: string | null;
+  /** As JSON: one spelled anew but allowing the same origins loses no one. */
+  allowedOrigins: string;
 }
 
 export interface AccessWatch {
@@ -28,21 +30,19 @@ export interface AccessWatch {
  */
 export function watchAccess(db: Db, intervalMs: number, onChange: (orgIds: string[]) => void): AccessWatch {
   const dataVersion = db.prepare("PRAGMA data_version").pluck();
-  const selectKeys = db.prepare("SELECT id, org_id, key_sha256, revoked_at FROM api_keys");
-  const selectOrgs = db.prepare("SELECT id, allowed_origins FROM organizations");
+  const readAccess = accessReader(db);
 
-  const read = db.transaction((): Map<string, Readers> => {
+  function read(): Map<string, Readers> {
+    const access = readAccess();
     const readers = new Map<string, Readers>();
-    for (const row of selectOrgs.all() as { id: string; allowed_origins: string | null }[]) {
-      readers.set(row.id, { keys: new Set(), revoked: new Set(), allowedOrigins: row.allowed_origins });
-    }
-    for (const row of selectKeys.all() as { id: string; org_id: string; key_sha256: string; revoked_at: string | null }[]) {
-      const org = readers.get(row.org_id);
-      if (row.revoked_at === null) org?.keys.add(`${row.id} ${row.key_sha256}`);
-      else org?.revoked.add(row.id);
+    for (const [orgId, origins] of access.allowedOrigins) readers.set(orgId, { keys: new Set(), revoked: new Set(), allowedOrigins: JSON.stringify(origins) });
+    for (const key of access.keys) {
+      const org = readers.get(key.orgId);
+      if (key.revoked) org?.revoked.add(key.keyId);
+      else org?.keys.add(`${key.keyId} ${key.keySha256}`);
     }
     return readers;
-  });
+  }
 
   function lostReaders(before: Readers, after: Readers | undefined): boolean {
     if (!after || after.allowedOrigins !== before.allowedOrigins) return true;

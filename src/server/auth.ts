@@ -6,10 +6,10 @@
  */
 import { hash, timingSafeEqual } from "node:crypto";
 import type { Db } from "../db/open.js";
-import { scopesOf, type Scope } from "../db/keys.js";
+import { accessReader } from "../db/access.js";
+import type { Scope } from "../db/keys.js";
 import { httpError } from "../api-errors.js";
 import { MAX_KEY_LENGTH } from "../api-http.js";
-import { parseAllowedOrigins } from "../api-reads.js";
 
 export interface Caller {
   keyId: string;
@@ -37,35 +37,23 @@ export function createAuthCache(db: Db, clock: () => number = Date.now, refreshM
   let version = -1;
   let checkedAt = -Infinity;
   const dataVersion = db.prepare("PRAGMA data_version").pluck();
-  const selectKeys = db.prepare("SELECT id, org_id, key_sha256, scopes, revoked_at FROM api_keys");
-  const selectOrgs = db.prepare("SELECT id, allowed_origins FROM organizations");
+  const readAccess = accessReader(db);
 
   function reload(): void {
-    db.transaction(() => {
-      const nextKeys = new Map<string, KeyEntry>();
-      for (const row of selectKeys.all() as {
-        id: string;
-        org_id: string;
-        key_sha256: string;
-        scopes: string;
-        revoked_at: string | null;
-      }[]) {
-        if (!/^[0-9a-f]{64}$/.test(row.key_sha256)) continue;
-        nextKeys.set(row.key_sha256, {
-          keyId: row.id,
-          orgId: row.org_id,
-          scopes: new Set(scopesOf(row.scopes)),
-          hash: Buffer.from(row.key_sha256, "hex"),
-          revoked: row.revoked_at !== null,
-        });
-      }
-      const nextOrigins = new Map<string, string[] | null>();
-      for (const row of selectOrgs.all() as { id: string; allowed_origins: string | null }[]) {
-        nextOrigins.set(row.id, parseAllowedOrigins(row.allowed_origins));
-      }
-      keys = nextKeys;
-      origins = nextOrigins;
-    })();
+    const access = readAccess();
+    const nextKeys = new Map<string, KeyEntry>();
+    for (const key of access.keys) {
+      if (!/^[0-9a-f]{64}$/.test(key.keySha256)) continue;
+      nextKeys.set(key.keySha256, {
+        keyId: key.keyId,
+        orgId: key.orgId,
+        scopes: new Set(key.scopes),
+        hash: Buffer.from(key.keySha256, "hex"),
+        revoked: key.revoked,
+      });
+    }
+    keys = nextKeys;
+    origins = access.allowedOrigins;
   }
 
   function refresh(): void {
