@@ -5,8 +5,9 @@
  * write it again when they know the tree (`--out`), and so does `cdsnap edge
  * keys` after any other change of keys or allowed origins, and `serve`
  * after PATCHes. It is read from the database's keys and organizations and
- * from the live generation's page membership and organization files; it is replaced by one rename, so a reader sees the old document
- * or the new, and only when its content changed.
+ * from the live generation's page membership and organization files; it is
+ * replaced by one rename, so a reader sees the old document or the new, and
+ * only when its content changed.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
