@@ -10,7 +10,7 @@
  * only when its content changed.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { openContractDatabase } from "../db/contract-schema.js";
 import { accessReader } from "../db/access.js";
@@ -77,6 +77,8 @@ function readCurrent(file: string): EdgeDocument | null {
   }
 }
 
+const serialized = (doc: EdgeDocument) => `${JSON.stringify(doc, null, 1)}\n`;
+
 const sameContent = (current: EdgeDocument | null, next: EdgeDocument) =>
   current !== null && JSON.stringify({ ...current, writtenAt: "" }) === JSON.stringify({ ...next, writtenAt: "" });
 
@@ -99,7 +101,7 @@ export function writeEdgeDocument(db: Db, out: string, now = new Date()): string
     const salt = current && /^[0-9a-f]{64}$/.test(current.salt) ? current.salt : randomBytes(32).toString("hex");
     const next = edgeDocumentOf(db, store, salt, now);
     // Unchanged but for its time, it stays as it is: a build that changed nothing touches no file, and a deploy has nothing to upload.
-    if (!sameContent(current, next)) writeFileAtomicSync(file, `${JSON.stringify(next, null, 1)}\n`);
+    if (!sameContent(current, next)) writeFileAtomicSync(file, serialized(next));
     if (liveGenerationSync(store)?.id === live.id) break;
   }
   return file;
@@ -115,18 +117,52 @@ export function writeEdgeDocumentOf(dbFile: string, out: string, now = new Date(
   }
 }
 
+/** The file's identity: a rename puts a new inode in its place, so a document another process wrote is seen. */
+function identityOf(file: string): string | null {
+  const info = statSync(file, { throwIfNoEntry: false });
+  return info ? `${info.ino}:${info.mtimeMs}:${info.size}` : null;
+}
+
 /**
- * Writes the edge document again, for `serve` after a PATCH rewrote
+ * Keeps the edge document current for `serve` after PATCHes rewrote
  * organization files (the document carries them to the edge). Before the
  * `--on-change` command hears of the change, so that the command finds the
- * new document to put where the edge reads it. A failure is reported, not
- * thrown: the PATCH is committed and its file written whatever becomes of
- * the document.
+ * new document to put where the edge reads it.
+ *
+ * A PATCH batch changes only the files of its organizations: those are read
+ * again into the document as last read or written here, which is read anew
+ * only when another process replaced it. Reading every organization's files
+ * and comparing whole documents, as a full write does, cost a PATCH 36 ms of
+ * its 39 at 500 organizations. A document of another generation (a build
+ * swapped meanwhile), or without one of the organizations, is written whole.
+ * A failure is reported, not thrown: the PATCH is committed and its file
+ * written whatever becomes of the document.
  */
-export function edgeDocumentWriter(db: Db, out: string, onError: (error: unknown) => void): () => void {
-  return () => {
-    try {
+export function edgeDocumentWriter(db: Db, out: string, onError: (error: unknown) => void): (orgIds: readonly string[]) => void {
+  const store = treeStoreOf(out);
+  const file = edgeDocumentFileOf(out);
+  let known: { doc: EdgeDocument | null; identity: string | null } = { doc: null, identity: null };
+  function update(orgIds: readonly string[]): void {
+    const live = liveGenerationSync(store);
+    if (!live) return;
+    const identity = identityOf(file);
+    if (identity !== known.identity) known = { doc: readCurrent(file), identity };
+    const { doc } = known;
+    if (!doc || doc.generation !== live.id || !orgIds.every((orgId) => doc.organizations[orgId])) {
       writeEdgeDocument(db, out);
+      known = { doc: null, identity: null };
+      return;
+    }
+    for (const orgId of orgIds) doc.organizations[orgId]!.file = organizationFileOf(live, orgId);
+    doc.writtenAt = new Date().toISOString();
+    writeFileAtomicSync(file, serialized(doc));
+    known.identity = identityOf(file);
+    // A build swapped while this was written: its document, or a whole one, must be the last.
+    if (liveGenerationSync(store)?.id !== live.id) writeEdgeDocument(db, out);
+  }
+  return (orgIds) => {
+    try {
+      update(orgIds);
     } catch (error) {
       onError(error);
     }

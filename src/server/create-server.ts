@@ -163,15 +163,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const { onChange } = options;
   // The edge document carries the organization files, which PATCHes rewrite.
   const writeEdgeDocument = edgeDocumentWriter(db, options.out, (error) => log({ level: "error", msg: "edge document not written", error: String(error) }));
-  const repaired = [...refreshOrganizationFiles(db, store, listOrgIds(db))].filter(([, result]) => result?.written);
-  if (repaired.length > 0) writeEdgeDocument();
-  if (onChange && repaired.length > 0) onChange(patchChange(repaired.map(([orgId]) => orgId)));
+  const repaired = [...refreshOrganizationFiles(db, store, listOrgIds(db))].filter(([, result]) => result?.written).map(([orgId]) => orgId);
+  if (repaired.length > 0) writeEdgeDocument(repaired);
+  if (onChange && repaired.length > 0) onChange(patchChange(repaired));
 
   const refreshMs = options.authRefreshMs ?? DEFAULT_AUTH_REFRESH_MS;
   const auth = createAuthCache(db, clock, refreshMs);
   const statics = createStaticRoute(store, createFileCache(), createCompressionCache());
   const proxy = createWriteProxy(db, store, (change) => {
-    writeEdgeDocument();
+    writeEdgeDocument(change.orgs);
     onChange?.(change);
   });
   const access = onChange ? watchAccess(db, refreshMs, (orgIds) => onChange(accessChange(orgIds))) : null;

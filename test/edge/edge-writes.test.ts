@@ -13,9 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_READ_KEY, DEMO_WRITE_KEY } from "../../src/db/demo-seed.js";
 import { edgeDocumentFileOf } from "../../src/edge/publish-document.js";
 import type { RunningServer } from "../../src/server/create-server.js";
+import { buildFixture } from "../fixtures/build-fixture.js";
+import { runCli } from "../fixtures/cli.js";
 import { send } from "../fixtures/edge.js";
 import { startEdgeSite, type EdgeSite } from "../fixtures/edge-site.js";
 import { api, patchJson } from "../fixtures/http.js";
+import { liveGenerationOf } from "../fixtures/tree.js";
 import { pollUntil } from "../fixtures/wait.js";
 
 const ORGANIZATION = api("demo", "organization");
@@ -86,4 +89,20 @@ it("when the origin's --on-change hears of a PATCH, the edge document beside the
   // The bytes the origin serves, exactly.
   const served = await send(origin.url, ORGANIZATION, { headers: { "x-api-key": DEMO_READ_KEY } });
   expect(document.organizations.demo!.file).toBe(served.body.toString("utf8"));
+});
+
+it("a PATCH after a build and after a key created elsewhere keeps both in the document: serve rewrites only the organization file", async () => {
+  type Document = { generation: string; keys: { keyId: string }[]; organizations: Record<string, { file: string }> };
+  const readDocument = () => JSON.parse(readFileSync(edgeDocumentFileOf(site.fx.out), "utf8")) as Document;
+  await patchDescription(origin.url, "Before the build.");
+  await buildFixture(site.fx);
+  const created = await runCli(["keys", "create", "--db", site.fx.db, "--org", "demo", "--out", site.fx.out, "--json"]);
+  expect(created.code, created.stderr).toBe(0);
+  const { id } = JSON.parse(created.stdout) as { id: string };
+  const text = "After the build and the new key.";
+  await patchDescription(origin.url, text);
+  const document = readDocument();
+  expect(document.generation).toBe((await liveGenerationOf(site.fx.out)).id);
+  expect(document.keys.map((key) => key.keyId)).toContain(id);
+  expect((JSON.parse(document.organizations.demo!.file) as { businessDescription: string }).businessDescription).toBe(text);
 });
