@@ -198,7 +198,7 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
    * one after each PATCH, which carries the file or a later one): the PATCH's
    * author reads their write at once, not when the document comes round.
    */
-  const rewritten = new Map<string, TreeFile & { second: number; seen: EdgeDirectory }>();
+  const rewritten = new Map<string, TreeFile & { modified: Date; seen: EdgeDirectory }>();
 
   async function forward(request: Request, origin: URL, target: string, route: Route): Promise<Response> {
     const headers = new Headers(request.headers);
@@ -237,7 +237,7 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
       return;
     }
     const bytes = new Uint8Array(await read.arrayBuffer());
-    rewritten.set(orgId, { bytes, modified: new Date(answeredAt), second: answeredAt, seen: await currentDirectory() });
+    rewritten.set(orgId, { bytes, modified: new Date(answeredAt), seen: await currentDirectory() });
   }
 
   /**
@@ -249,7 +249,7 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
   async function fileOfRoute(route: Route, dir: EdgeDirectory): Promise<TreeFile | null> {
     if (route.kind !== ORGANIZATION) return options.tree(fileOf(route));
     const own = rewritten.get(route.orgId);
-    if (own && (dir === own.seen || dir.writtenAtMs < own.second)) return own;
+    if (own && (dir === own.seen || dir.writtenAtMs < own.modified.getTime())) return own;
     rewritten.delete(route.orgId);
     const tree = await options.tree(fileOf(route));
     const carried = dir.organization(route.orgId)?.file;

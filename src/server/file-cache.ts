@@ -64,10 +64,11 @@ function sameFile(a: Identity, b: Identity): boolean {
   return a.ino === b.ino && a.mtimeNs === b.mtimeNs && a.size === b.size && a.dev === b.dev;
 }
 
-const NO_PROC = new Set(["ENOENT", "ENOTDIR", "EACCES", "EPERM"]);
-
 /** What an lstat of a path that no longer leads to a file of the tree fails with. */
 const NOT_THERE = new Set(["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLONG"]);
+
+/** What reading /proc/self/fd fails with where there is no /proc, or none open to this process. */
+const NO_PROC = new Set(["ENOENT", "ENOTDIR", "EACCES", "EPERM"]);
 
 function lstatOrNull(file: string): BigIntStats | null {
   try {
