@@ -14,6 +14,7 @@ import path from "node:path";
 import { build } from "../build.js";
 import { openContractDatabase } from "../db/contract-schema.js";
 import { openDatabase } from "../db/open.js";
+import { watchCommits } from "../db/watch-commits.js";
 import { CdsnapError, type Problem } from "../errors.js";
 import { plural, type BuildReport } from "../report.js";
 import type { Logger } from "../server/respond.js";
@@ -200,22 +201,15 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   // is not taken for an admin's change.
   openContractDatabase(db, { wal: true }).close();
   const versionDb = openDatabase(db, { readonly: true });
-  // `PRAGMA data_version` moves only when another connection commits. It is
-  // polled rather than looked at on file events: in WAL mode a commit becomes
-  // visible through shared memory, which sends no file event, so a look made on
-  // the WAL's last write can come too early and nothing would call for another.
-  const readVersion = versionDb.prepare("PRAGMA data_version").pluck();
-  let dataVersion = readVersion.get();
-  const versionPoll = setInterval(() => {
-    const version = readVersion.get();
-    if (version === dataVersion) return;
-    dataVersion = version;
-    queue.touch(undefined);
-  }, DB_POLL_MS);
-  versionPoll.unref();
+  const commits = watchCommits(
+    versionDb,
+    DB_POLL_MS,
+    () => queue.touch(undefined),
+    (error) => print(`database watch error: ${(error as Error).message}`, "error"),
+  );
 
   async function stopWatching(): Promise<void> {
-    clearInterval(versionPoll);
+    commits.stop();
     await watcher.close();
   }
 

@@ -17,16 +17,18 @@
  * miniflare is an optional dependency: it and workerd's binary are large, and
  * only this command needs them.
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, readlinkSync, rmSync } from "node:fs";
 import { readFile, readlink } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { openContractDatabase } from "../db/contract-schema.js";
+import type { Db } from "../db/open.js";
+import { watchCommits } from "../db/watch-commits.js";
 import { listTree } from "../emit/list-tree.js";
 import { linkInto } from "../emit/tree-files.js";
 import { liveGenerationSync, treeStoreOf } from "../emit/tree-store.js";
 import { UsageError } from "../errors.js";
-import { startServer, type RunningServer } from "../server/create-server.js";
+import { startServer } from "../server/create-server.js";
 import { assertPublishedTree } from "../server/published-tree.js";
 import type { Logger } from "../server/respond.js";
 import { edgeDocumentFileOf, writeEdgeDocument } from "./publish-document.js";
@@ -71,12 +73,41 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<RunningEdge
   assertPublishedTree(options.out, options.db);
   const { Miniflare } = await loadMiniflare();
   const bundle = await readFile(options.edgeBundle ?? fileURLToPath(new URL("./edge.js", import.meta.url)), "utf8");
-
-  let origin: RunningServer | null = null;
-  if (!options.origin) origin = await startServer({ db: options.db, out: options.out, host: "127.0.0.1", port: 0, log: options.log });
+  const origin = options.origin ? null : await startServer({ db: options.db, out: options.out, host: "127.0.0.1", port: 0, log: options.log });
   const originUrl = options.origin ?? origin!.url;
-
   const db = openContractDatabase(options.db, { readonly: true });
+  let runtime: EdgeRuntime | undefined;
+  let deployed: Deployment | undefined;
+  async function tearDown(): Promise<void> {
+    await deployed?.stop();
+    await runtime?.dispose();
+    await origin?.close(1_000);
+    db.close();
+    rmSync(deploysDirOf(options.out), { recursive: true, force: true });
+  }
+  try {
+    writeEdgeDocument(db, options.out);
+    runtime = await startRuntime(Miniflare, bundle, originUrl, options);
+    deployed = keepDeployed(db, options.out, runtime, options.pollMs ?? 250);
+    return { url: runtime.url, origin: originUrl, close: tearDown };
+  } catch (error) {
+    // The failure to start is the one to report; one of tearing down after it is only logged.
+    await tearDown().catch((teardownError: unknown) => console.error(teardownError));
+    throw error;
+  }
+}
+
+/** The Workers runtime with the edge deployed: its assets a copy of the tree, its KV the edge document. */
+interface EdgeRuntime {
+  url: string;
+  /** Puts the edge document into KV, unless KV holds this text already. */
+  pushDocument(): Promise<void>;
+  /** Serves `directory` as the static assets from now on. */
+  redeploy(directory: string): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+async function startRuntime(Miniflare: MiniflareModule["Miniflare"], bundle: string, originUrl: string, options: EdgeDevOptions): Promise<EdgeRuntime> {
   const docFile = edgeDocumentFileOf(options.out);
   const miniflareOptions = {
     modules: [
@@ -94,82 +125,97 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<RunningEdge
     host: options.host ?? "127.0.0.1",
     port: options.port ?? 8788,
   };
-
-  let mf: InstanceType<MiniflareModule["Miniflare"]> | undefined;
+  const mf = new Miniflare(miniflareOptions);
   try {
-    writeEdgeDocument(db, options.out);
-    mf = new Miniflare(miniflareOptions);
     const url = await mf.ready;
     // A reload listens again: on the same port, not on another free one.
     miniflareOptions.port = Number(url.port);
     // Typed by Cloudflare's type package, which cdsnap does without: the one method used here.
     type Kv = { put(key: string, value: string): Promise<void> };
     let kv = (await mf.getKVNamespace("CDSNAP_EDGE")) as unknown as Kv;
-
     let pushed: string | null = null;
-    async function pushDocument(): Promise<void> {
-      const text = await readFile(docFile, "utf8").catch((error: NodeJS.ErrnoException) => {
-        if (error.code === "ENOENT") return null;
-        throw error;
-      });
-      if (text !== null && text !== pushed) {
-        await kv.put("edge.json", text);
-        pushed = text;
-      }
-    }
-    /** A reload makes a new runtime: its KV handle is a new one, and its store may start empty. */
-    async function reload(): Promise<void> {
-      await mf!.setOptions(miniflareOptions);
-      kv = (await mf!.getKVNamespace("CDSNAP_EDGE")) as unknown as Kv;
-      pushed = null;
-    }
-    await pushDocument();
-
-    const dataVersion = db.prepare("PRAGMA data_version").pluck();
-    let version = dataVersion.get() as number;
-    let link = await readlink(options.out);
-    let deploys = 0;
-    let stopped = false;
-    let tick: Promise<void> = Promise.resolve();
-    const poll = async () => {
-      const nowVersion = dataVersion.get() as number;
-      const nowLink = await readlink(options.out).catch(() => link);
-      if (nowVersion !== version || nowLink !== link) writeEdgeDocument(db, options.out);
-      if (nowLink !== link) {
-        const previous = miniflareOptions.assets.directory;
-        miniflareOptions.assets.directory = deploy(options.out, ++deploys);
-        await reload();
-        rmSync(previous, { recursive: true, force: true });
-      }
-      await pushDocument();
-      version = nowVersion;
-      link = nowLink;
-    };
-    const timer = setInterval(() => {
-      tick = tick.then(() => (stopped ? undefined : poll())).catch((error: unknown) => console.error(error));
-    }, options.pollMs ?? 250);
-
-    return {
+    const runtime: EdgeRuntime = {
       url: url.origin,
-      origin: originUrl,
-      async close() {
-        stopped = true;
-        clearInterval(timer);
-        await tick;
-        await mf!.dispose();
-        await origin?.close(1_000);
-        db.close();
-        rmSync(deploysDirOf(options.out), { recursive: true, force: true });
+      async pushDocument() {
+        const text = await readFile(docFile, "utf8").catch((error: NodeJS.ErrnoException) => {
+          if (error.code === "ENOENT") return null;
+          throw error;
+        });
+        if (text !== null && text !== pushed) {
+          await kv.put("edge.json", text);
+          pushed = text;
+        }
       },
+      // A reload makes a new runtime: its KV handle is a new one, and its store may start empty.
+      async redeploy(directory) {
+        const previous = miniflareOptions.assets.directory;
+        miniflareOptions.assets.directory = directory;
+        await mf.setOptions(miniflareOptions);
+        kv = (await mf.getKVNamespace("CDSNAP_EDGE")) as unknown as Kv;
+        pushed = null;
+        rmSync(previous, { recursive: true, force: true });
+      },
+      dispose: () => mf.dispose(),
     };
+    await runtime.pushDocument();
+    return runtime;
   } catch (error) {
-    // The failure to start is the one to report, not one of tearing down after it.
-    await mf?.dispose().catch(() => undefined);
-    await origin?.close(1_000);
-    db.close();
-    rmSync(deploysDirOf(options.out), { recursive: true, force: true });
+    await mf.dispose().catch((disposeError: unknown) => console.error(disposeError));
     throw error;
   }
+}
+
+interface Deployment {
+  /** Stops looking, after the update under way. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Keeps the runtime as a production pipeline would, only at once: a commit
+ * to the database (keys, allowed origins, a PATCH) writes the edge document
+ * again; a build's swap of `out` also deploys the new tree; and a document
+ * that differs from KV's, whoever wrote it (the origin does after a PATCH),
+ * is put into KV. An update that fails is logged and tried again at the next
+ * look.
+ */
+function keepDeployed(db: Db, out: string, runtime: EdgeRuntime, everyMs: number): Deployment {
+  const onError = (error: unknown) => console.error(error);
+  let link = readlinkSync(out);
+  let committed = false;
+  let deploys = 0;
+  let stopped = false;
+  let updates: Promise<void> = Promise.resolve();
+
+  async function update(): Promise<void> {
+    const nowLink = await readlink(out);
+    if (committed || nowLink !== link) writeEdgeDocument(db, out);
+    if (nowLink !== link) await runtime.redeploy(deploy(out, ++deploys));
+    await runtime.pushDocument();
+    committed = false;
+    link = nowLink;
+  }
+  function look(): void {
+    updates = updates.then(() => (stopped ? undefined : update())).catch(onError);
+  }
+
+  const commits = watchCommits(
+    db,
+    everyMs,
+    () => {
+      committed = true;
+      look();
+    },
+    onError,
+  );
+  const timer = setInterval(look, everyMs);
+  return {
+    async stop() {
+      stopped = true;
+      commits.stop();
+      clearInterval(timer);
+      await updates;
+    },
+  };
 }
 
 /** Where edge dev keeps its deployed copies of the tree: cdsnap's folder beside it. */

@@ -20,16 +20,16 @@ interface Readers {
 }
 
 export interface AccessWatch {
-  stop(): void;
+  /** Called on another connection's commit (db/watch-commits.ts). */
+  onCommit(): void;
 }
 
 /**
- * Checks SQLite's data_version every `intervalMs` and calls `onChange` with the
- * organizations whose readers lost someone. A key created and revoked between
- * two looks counts: the origin may have served it in between.
+ * Calls `onChange` with the organizations whose readers lost someone since the
+ * last commit looked at. A key created and revoked between two looks counts:
+ * the origin may have served it in between.
  */
-export function watchAccess(db: Db, intervalMs: number, onChange: (orgIds: string[]) => void): AccessWatch {
-  const dataVersion = db.prepare("PRAGMA data_version").pluck();
+export function watchAccess(db: Db, onChange: (orgIds: string[]) => void): AccessWatch {
   const readAccess = accessReader(db);
 
   function read(): Map<string, Readers> {
@@ -51,18 +51,13 @@ export function watchAccess(db: Db, intervalMs: number, onChange: (orgIds: strin
     return false;
   }
 
-  let version = dataVersion.get();
   let readers = read();
-  const timer = setInterval(() => {
-    const current = dataVersion.get();
-    if (current === version) return;
-    version = current;
-    const next = read();
-    const changed = [...readers].filter(([orgId, before]) => lostReaders(before, next.get(orgId))).map(([orgId]) => orgId);
-    readers = next;
-    if (changed.length > 0) onChange(changed);
-  }, intervalMs);
-  // The watch never keeps a process alive on its own.
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return {
+    onCommit() {
+      const next = read();
+      const changed = [...readers].filter(([orgId, before]) => lostReaders(before, next.get(orgId))).map(([orgId]) => orgId);
+      readers = next;
+      if (changed.length > 0) onChange(changed);
+    },
+  };
 }

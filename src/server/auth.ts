@@ -1,8 +1,8 @@
 /**
  * D5: who is calling. Keys and organizations' allowed origins are held in
- * memory and reloaded when another connection has committed to the database
- * (SQLite's data_version), checked at most every `refreshMs`: a revocation made
- * with `cdsnap keys revoke` takes effect within that interval, without restart.
+ * memory, and reloaded when the server's commit watch (db/watch-commits.ts)
+ * sees another connection's commit: a revocation made with `cdsnap keys
+ * revoke` takes effect within the watch's interval, without restart.
  */
 import { hash, timingSafeEqual } from "node:crypto";
 import type { Db } from "../db/open.js";
@@ -27,16 +27,15 @@ export interface AuthCache {
   authenticate(headerValue: string | string[] | undefined): Caller;
   /** null = any origin (D11); otherwise the allowed origins. */
   allowedOrigins(orgId: string): readonly string[] | null;
+  /** Reads the keys and origins again, after another connection's commit. */
+  reload(): void;
 }
 
 export const DEFAULT_AUTH_REFRESH_MS = 250;
 
-export function createAuthCache(db: Db, clock: () => number = Date.now, refreshMs = DEFAULT_AUTH_REFRESH_MS): AuthCache {
+export function createAuthCache(db: Db): AuthCache {
   let keys = new Map<string, KeyEntry>();
   let origins = new Map<string, string[] | null>();
-  let version = -1;
-  let checkedAt = -Infinity;
-  const dataVersion = db.prepare("PRAGMA data_version").pluck();
   const readAccess = accessReader(db);
 
   function reload(): void {
@@ -56,20 +55,10 @@ export function createAuthCache(db: Db, clock: () => number = Date.now, refreshM
     origins = access.allowedOrigins;
   }
 
-  function refresh(): void {
-    const now = clock();
-    if (now - checkedAt < refreshMs) return;
-    checkedAt = now;
-    const current = dataVersion.get() as number;
-    if (current !== version) {
-      version = current;
-      reload();
-    }
-  }
-
+  reload();
   return {
+    reload,
     authenticate(headerValue) {
-      refresh();
       if (typeof headerValue !== "string" || headerValue === "" || headerValue.length > MAX_KEY_LENGTH) {
         throw httpError.unauthorized();
       }
@@ -83,7 +72,6 @@ export function createAuthCache(db: Db, clock: () => number = Date.now, refreshM
       return entry;
     },
     allowedOrigins(orgId) {
-      refresh();
       return origins.get(orgId) ?? null;
     },
   };

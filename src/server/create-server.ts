@@ -28,6 +28,7 @@ import { countHeader, forwardedAddressOf, originFormOf } from "./request-head.js
 import { sendError, type Exchange, type Logger } from "./respond.js";
 import { accessChange, patchChange, type Change } from "../on-change/change-set.js";
 import { watchAccess } from "./access-watch.js";
+import { watchCommits } from "../db/watch-commits.js";
 import { assertPublishedTree } from "./published-tree.js";
 import { createStaticRoute } from "./static-route.js";
 import { createWriteProxy } from "./write-proxy.js";
@@ -51,7 +52,7 @@ export interface ServeOptions {
   /** One JSON object per call; defaults to a line on stdout. */
   log?: Logger;
   clock?: () => number;
-  /** How often the key cache looks for database changes (ms). */
+  /** How often the database is looked at for another connection's commit (keys, origins), in ms. */
   authRefreshMs?: number;
   /** Limits on slow clients; the defaults suit production, tests shorten them. */
   timeouts?: ServerTimeouts;
@@ -167,14 +168,22 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   if (repaired.length > 0) writeEdgeDocument(repaired);
   if (onChange && repaired.length > 0) onChange(patchChange(repaired));
 
-  const refreshMs = options.authRefreshMs ?? DEFAULT_AUTH_REFRESH_MS;
-  const auth = createAuthCache(db, clock, refreshMs);
+  const auth = createAuthCache(db);
   const statics = createStaticRoute(store, createFileCache(), createCompressionCache());
   const proxy = createWriteProxy(db, store, (change) => {
     writeEdgeDocument(change.orgs);
     onChange?.(change);
   });
-  const access = onChange ? watchAccess(db, refreshMs, (orgIds) => onChange(accessChange(orgIds))) : null;
+  const access = onChange ? watchAccess(db, (orgIds) => onChange(accessChange(orgIds))) : null;
+  const commits = watchCommits(
+    db,
+    options.authRefreshMs ?? DEFAULT_AUTH_REFRESH_MS,
+    () => {
+      auth.reload();
+      access?.onCommit();
+    },
+    (error) => log({ level: "error", msg: "keys not read again after a commit", error: String(error) }),
+  );
   const limiter = createRateLimiter(options.writeRate ?? DEFAULT_WRITE_RATE, clock);
   const authFailureRate = options.authFailureRate ?? DEFAULT_AUTH_FAILURE_RATE;
   const authFailures = authFailureRate > 0 ? createRateLimiter(authFailureRate, clock) : null;
@@ -340,7 +349,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       server.listen(options.port ?? 8787, options.host ?? "127.0.0.1", () => resolve());
     });
   } catch (error) {
-    access?.stop();
+    commits.stop();
     db.close();
     throw error;
   }
@@ -363,7 +372,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       server.closeAllConnections();
       await closed;
       proxy.flush();
-      access?.stop();
+      commits.stop();
       db.close();
       flushLog();
     },
