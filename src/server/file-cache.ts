@@ -101,12 +101,10 @@ async function realPathOf(handle: FileHandle, file: string): Promise<string> {
   return realpath(file);
 }
 
-export function createFileCache(maxBytes = 64 * 1024 * 1024): FileCache {
-  const entries = new Map<string, Entry>();
+/** The real path of each root that files are loaded from (one per generation), resolved once. */
+function realRootMemo(): (root: string) => Promise<string> {
   const realRoots = new Map<string, string>();
-  let total = 0;
-
-  async function realRootOf(root: string): Promise<string> {
+  return async function realRootOf(root) {
     let real = realRoots.get(root);
     if (real === undefined) {
       real = await realpath(root);
@@ -115,7 +113,34 @@ export function createFileCache(maxBytes = 64 * 1024 * 1024): FileCache {
       realRoots.set(root, real);
     }
     return real;
+  };
+}
+
+/** Reads `file` afresh: null when it is missing, not a regular file, a link, or outside `root`. */
+async function load(file: string, root: string | undefined, realRootOf: (root: string) => Promise<string>): Promise<Entry | null> {
+  let handle;
+  try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP" || code === "EISDIR") return null;
+    throw error;
   }
+  try {
+    const info = await handle.stat({ bigint: true });
+    if (!info.isFile()) return null;
+    if (root !== undefined && !isInside(await realRootOf(root), await realPathOf(handle, file))) return null;
+    const bytes = await handle.readFile();
+    return { bytes, etag: etagOf(bytes), mtime: info.mtime, identity: identityOf(info), used: false };
+  } finally {
+    await handle.close();
+  }
+}
+
+export function createFileCache(maxBytes = 64 * 1024 * 1024): FileCache {
+  const entries = new Map<string, Entry>();
+  const realRootOf = realRootMemo();
+  let total = 0;
 
   function remember(key: string, entry: Entry): void {
     forget(key);
@@ -129,26 +154,6 @@ export function createFileCache(maxBytes = 64 * 1024 * 1024): FileCache {
     if (!old) return;
     entries.delete(key);
     total -= old.bytes.length;
-  }
-
-  async function load(file: string, root: string | undefined): Promise<Entry | null> {
-    let handle;
-    try {
-      handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP" || code === "EISDIR") return null;
-      throw error;
-    }
-    try {
-      const info = await handle.stat({ bigint: true });
-      if (!info.isFile()) return null;
-      if (root !== undefined && !isInside(await realRootOf(root), await realPathOf(handle, file))) return null;
-      const bytes = await handle.readFile();
-      return { bytes, etag: etagOf(bytes), mtime: info.mtime, identity: identityOf(info), used: false };
-    } finally {
-      await handle.close();
-    }
   }
 
   function peek(key: string): CachedFile | null {
@@ -168,7 +173,7 @@ export function createFileCache(maxBytes = 64 * 1024 * 1024): FileCache {
     async get(file, { root, key = file } = {}) {
       const cached = peek(key);
       if (cached) return cached;
-      const entry = await load(file, root);
+      const entry = await load(file, root, realRootOf);
       if (entry) remember(key, entry);
       return entry;
     },

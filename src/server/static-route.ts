@@ -9,19 +9,16 @@
  * to a client, a 206 or 416 would follow a CDN's cache rules of its own, and
  * one whole answer per path keeps the cache and the ETag simple.
  */
-import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { CACHE_CONTROL, FILE_VARY, JSON_TYPE } from "../api-http.js";
-import { cacheTagMemo, filterBlocks, indexPages, matchesIfNoneMatch, requestedPages, takesPages, type PageIndex } from "../api-reads.js";
+import { matchesIfNoneMatch, requestedPages, takesPages } from "../api-reads.js";
 import { fileOf, type Route } from "../api-paths.js";
-import type { BlockList } from "../model/api.js";
-import type { PageMembership } from "../render/blocks.js";
-import { canonicalJson } from "../render/canonical-json.js";
-import { liveGenerationSync, pagesFileOf, type Generation, type TreeStore } from "../emit/tree-store.js";
-import { codedEtag, codingOf, MIN_COMPRESSED_BYTES, type Coding } from "../content-coding.js";
+import { liveGenerationSync, type TreeStore } from "../emit/tree-store.js";
+import { codingOf, MIN_COMPRESSED_BYTES } from "../content-coding.js";
 import type { CompressionCache, Representation } from "./compression.js";
-import { etagOf, type CachedFile, type FileCache } from "./file-cache.js";
+import type { CachedFile, FileCache } from "./file-cache.js";
+import { allHeaders, fileHeadersMemo, withBase, type FileHeaders } from "./file-headers.js";
 import { httpError } from "../api-errors.js";
+import { createPagesFilter } from "./pages-filter.js";
 import type { Exchange } from "./respond.js";
 
 export interface StaticRoute {
@@ -29,84 +26,9 @@ export interface StaticRoute {
   serve(ex: Exchange, route: Route, query: string): Promise<void> | void;
 }
 
-/** The headers of a file's answers in one coding, after the CORS ones. */
-interface FileHeaders {
-  /** The headers of a 304, and the first of a 200's. */
-  validators: string[];
-  /** A 200's; made once the coding's bytes are known. */
-  all?: string[];
-}
-
-/** A file's answers by coding (`identity` for the file as it is). */
-type HeadersByCoding = Partial<Record<Coding | "identity", FileHeaders>>;
-
 export function createStaticRoute(store: TreeStore, cache: FileCache, compression: CompressionCache): StaticRoute {
-  const membership = new Map<string, PageIndex>();
-  let membershipGen = "";
-  const parsedLists = new Map<string, BlockList>();
-
-  async function pagesOf(gen: Generation, orgId: string): Promise<PageIndex> {
-    if (gen.id !== membershipGen) {
-      membership.clear();
-      parsedLists.clear();
-      membershipGen = gen.id;
-    }
-    let pages = membership.get(orgId);
-    if (!pages) {
-      // Every generation has one per organization: one missing or unreadable is a broken tree (a logged 500), not a page with no blocks.
-      pages = indexPages(JSON.parse(await readFile(pagesFileOf(gen, orgId), "utf8")) as PageMembership);
-      membership.set(orgId, pages);
-    }
-    return pages;
-  }
-
-  const tagsOf = cacheTagMemo();
-
-  // One file always answers one route, so a cached file's headers are built once per coding.
-  const headersByFile = new WeakMap<CachedFile, HeadersByCoding>();
-  function headersOf(route: Route, file: CachedFile, coding: Coding | null): FileHeaders {
-    let byCoding = headersByFile.get(file);
-    if (!byCoding) {
-      byCoding = {};
-      headersByFile.set(file, byCoding);
-    }
-    const name = coding ?? "identity";
-    let headers = byCoding[name];
-    if (!headers) {
-      const etag = codedEtag(file.etag, coding);
-      headers = { validators: ["ETag", etag, "Cache-Control", CACHE_CONTROL, "Cache-Tag", tagsOf(route, file.etag, () => file.bytes.toString("utf8"))] };
-      byCoding[name] = headers;
-    }
-    return headers;
-  }
-
-  function allHeaders(file: CachedFile, headers: FileHeaders, sent: Representation): string[] {
-    headers.all ??= [
-      ...headers.validators,
-      ...(sent.coding ? ["Content-Encoding", sent.coding] : []),
-      "Content-Length",
-      String(sent.bytes.length),
-      // Tells clients and CDNs not to ask for a slice: they would get the whole document.
-      "Accept-Ranges",
-      "none",
-      "Last-Modified",
-      file.mtime.toUTCString(),
-      "Content-Type",
-      JSON_TYPE,
-    ];
-    return headers.all;
-  }
-
-  async function filtered(gen: Generation, orgId: string, file: CachedFile, pages: Set<string>): Promise<CachedFile> {
-    const membershipOfOrg = await pagesOf(gen, orgId);
-    let list = parsedLists.get(file.etag);
-    if (!list) {
-      list = JSON.parse(file.bytes.toString("utf8")) as BlockList;
-      parsedLists.set(file.etag, list);
-    }
-    const bytes = Buffer.from(canonicalJson(filterBlocks(list, membershipOfOrg, pages)), "utf8");
-    return { bytes, etag: etagOf(bytes), mtime: file.mtime };
-  }
+  const filtered = createPagesFilter();
+  const headersOf = fileHeadersMemo();
 
   /**
    * The coding is chosen from the request and the file's length alone, so a 304
@@ -153,13 +75,4 @@ export function createStaticRoute(store: TreeStore, cache: FileCache, compressio
       return cached ? answer(ex, route, cached) : loadAndAnswer(ex, route, rel, query);
     },
   };
-}
-
-
-/** The request's common headers, with a file answer's own `Vary`, then `headers`. */
-function withBase(base: Readonly<Record<string, string>>, headers: string[]): string[] {
-  const all: string[] = [];
-  for (const name in base) all.push(name, name === "Vary" ? FILE_VARY : base[name]!);
-  for (const value of headers) all.push(value);
-  return all;
 }

@@ -75,6 +75,46 @@ interface PendingWrite {
 
 /** `onChange` hears of the organization files each group commit rewrote, before the PATCHes are answered. */
 export function createWriteProxy(db: Db, store: TreeStore, onChange?: (change: Change) => void): WriteProxy {
+  const commits = createGroupCommit(batchCommit(db, store, onChange));
+
+  return {
+    async patch(ex, route) {
+      if (!isJsonContentType(ex.req)) throw httpError.unsupportedMediaType();
+      checkDeclaredLength(ex.req);
+      // Every refusal the headers alone decide has been made: a client waiting for 100 Continue may send its body.
+      if (ex.awaitingContinue) ex.res.writeContinue();
+      const json = parseJsonBody(await readBody(ex.req));
+      const ifMatch = ex.req.headers["if-match"];
+      const { stored, write } = validWrite(db, route, json);
+      const etag = await commits.submit({ orgId: route.orgId, ifMatch, write });
+      // The stored value is the validated one (trimmed, CR LF folded, null links dropped).
+      sendJson(ex, 200, stored, etag ? { ETag: etag } : {});
+    },
+    flush: commits.flush,
+  };
+}
+
+/** The body's validated value, and the write that stores it; a body that does not validate is refused with its details (D6). */
+function validWrite(db: Db, route: WriteRoute, json: unknown): { stored: Record<string, unknown>; write: () => void } {
+  const { orgId } = route;
+  if (route.kind === "businessDescription") {
+    const parsed = businessDescriptionBody.safeParse(json);
+    if (!parsed.success) throw httpError.validationFailed(detailsOf(parsed.error, json));
+    const value = parsed.data.businessDescription;
+    return { stored: parsed.data, write: () => storeBusinessDescription(db, orgId, value) };
+  }
+  const parsed = businessOffersBody.safeParse(json);
+  if (!parsed.success) throw httpError.validationFailed(detailsOf(parsed.error, json));
+  const value = parsed.data.businessOffers;
+  return { stored: parsed.data, write: () => storeBusinessOffers(db, orgId, value) };
+}
+
+/**
+ * The group commit's batch: every write in one transaction, then the changed
+ * organizations' files rewritten. The outcome of each write is the ETag its
+ * response carries (null: none, as when the org has no file).
+ */
+function batchCommit(db: Db, store: TreeStore, onChange?: (change: Change) => void): (writes: readonly PendingWrite[]) => Outcome<string | null>[] {
   function currentEtag(orgId: string): string | null {
     const { record } = readOrganization(db, orgId);
     return record ? etagOf(fileBytes(renderOrganization(record))) : null;
@@ -102,8 +142,7 @@ export function createWriteProxy(db: Db, store: TreeStore, onChange?: (change: C
 
   const applyAll = db.transaction((writes: readonly PendingWrite[]) => writes.map(tryApply));
 
-  /** The outcome of each write is the ETag its response carries (null: none, as when the org has no file). */
-  function commit(writes: readonly PendingWrite[]): Outcome<string | null>[] {
+  return function commit(writes) {
     const applied = applyAll.immediate(writes);
     const changed = new Set(writes.filter((_, i) => applied[i]!.ok).map((w) => w.orgId));
     let refreshed: Map<string, RefreshResult | null>;
@@ -120,41 +159,6 @@ export function createWriteProxy(db: Db, store: TreeStore, onChange?: (change: C
       // No file in the live tree (or a row that does not validate): nothing served carries an ETag.
       return { ok: true, value: null };
     });
-  }
-
-  const commits = createGroupCommit(commit);
-
-  return {
-    async patch(ex, route) {
-      if (!isJsonContentType(ex.req)) throw httpError.unsupportedMediaType();
-      checkDeclaredLength(ex.req);
-      // Every refusal the headers alone decide has been made: a client waiting for 100 Continue may send its body.
-      if (ex.awaitingContinue) ex.res.writeContinue();
-      const json = parseJsonBody(await readBody(ex.req));
-      const ifMatch = ex.req.headers["if-match"];
-
-      const { orgId } = route;
-      let stored: Record<string, unknown>;
-      let write: () => void;
-      if (route.kind === "businessDescription") {
-        const parsed = businessDescriptionBody.safeParse(json);
-        if (!parsed.success) throw httpError.validationFailed(detailsOf(parsed.error, json));
-        const value = parsed.data.businessDescription;
-        write = () => storeBusinessDescription(db, orgId, value);
-        stored = parsed.data;
-      } else {
-        const parsed = businessOffersBody.safeParse(json);
-        if (!parsed.success) throw httpError.validationFailed(detailsOf(parsed.error, json));
-        const value = parsed.data.businessOffers;
-        write = () => storeBusinessOffers(db, orgId, value);
-        stored = parsed.data;
-      }
-
-      const etag = await commits.submit({ orgId, ifMatch, write });
-      // The stored value is the validated one (trimmed, CR LF folded, null links dropped).
-      sendJson(ex, 200, stored, etag ? { ETag: etag } : {});
-    },
-    flush: commits.flush,
   };
 }
 
