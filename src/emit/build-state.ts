@@ -199,6 +199,20 @@ export const stateFileOf = (store: Pick<TreeStore, "stateDir">): string => path.
 const openReadOnly = (file: string) => new Database(file, { readonly: true, fileMustExist: true });
 
 /**
+ * Whether reading the state failed because the file is damaged (SQLITE_CORRUPT,
+ * SQLITE_NOTADB, a stored report that is not JSON) or lacks the tables read
+ * (SQLITE_ERROR: an older format, an empty file): it then reads as empty. A
+ * file that cannot be read at all (SQLITE_CANTOPEN, SQLITE_IOERR_*: EACCES,
+ * EIO, a folder in its place) fails the build instead: read as empty, it would
+ * be replaced with nothing said.
+ */
+function isDamaged(error: unknown): boolean {
+  if (error instanceof SyntaxError) return true;
+  if (!(error instanceof Database.SqliteError)) return false;
+  return error.code === "SQLITE_ERROR" || error.code === "SQLITE_NOTADB" || /^SQLITE_CORRUPT(_|$)/.test(error.code);
+}
+
+/**
  * The state of the live generation; empty when there is none or it cannot be
  * trusted. Post records, file rows and audit facts are read when first asked
  * for (a build that finds nothing changed never asks); a file that cannot be
@@ -257,8 +271,11 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
       return expected.get(orgId);
     };
     return state;
-  } catch {
-    return emptyState();
+  } catch (error) {
+    if (isDamaged(error)) return emptyState();
+    // SQLite's message does not name the file.
+    if (error instanceof Database.SqliteError) throw new Error(`the build state ${file} cannot be read: ${error.message}`, { cause: error });
+    throw error;
   } finally {
     db?.close();
   }

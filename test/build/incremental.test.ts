@@ -252,6 +252,17 @@ describe("incremental builds", () => {
     expect(again).toMatchObject({ changed: false, postsParsed: 0, postsReused: 30, postsRendered: 0 });
   });
 
+  it("a build state that cannot be read fails the build, naming the file, rather than being replaced as if damaged", async () => {
+    await buildFixture(fx);
+    const before = await identitiesOf(fx.out);
+    const file = stateFileOf(treeStoreOf(fx.out));
+    // A folder in its place fails every read with EISDIR (SQLITE_IOERR_READ), as a failing disk would; chmod would not stop root.
+    await rm(file);
+    await mkdir(file);
+    await expect(buildFixture(fx)).rejects.toThrow(`the build state ${file} cannot be read: disk I/O error`);
+    expect(await identitiesOf(fx.out)).toEqual(before);
+  });
+
   it("records parsed by other code (an upgrade) are parsed again, once", async () => {
     await buildFixture(fx);
     const file = stateFileOf(treeStoreOf(fx.out));
