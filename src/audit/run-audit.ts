@@ -6,6 +6,7 @@
 import { randomBytes, scrypt } from "node:crypto";
 import { lstat, realpath, stat } from "node:fs/promises";
 import path from "node:path";
+import { orNullOn } from "../errno.js";
 import { AuditFailedError, UsageError } from "../errors.js";
 import type { OrgSnapshot, PostHead } from "../model/snapshot.js";
 import { auditByDifference } from "./audit-by-difference.js";
@@ -29,10 +30,11 @@ export interface AuditOptions {
 
 /** `--out` as a folder to read: the live generation's tree when it is cdsnap's link, else the folder itself. */
 async function treeOf(out: string): Promise<string> {
-  const info = await lstat(out).catch(() => null);
+  const info = await orNullOn(lstat(out), "ENOENT", "ENOTDIR");
   if (!info) throw new UsageError(`--out ${out} does not exist; build it first with cdsnap build`);
-  const target = info.isSymbolicLink() ? await realpath(out).catch(() => null) : out;
-  const dir = target ? await stat(target).catch(() => null) : null;
+  // A link that leads nowhere, or round in a loop, is no folder either.
+  const target = info.isSymbolicLink() ? await orNullOn(realpath(out), "ENOENT", "ENOTDIR", "ELOOP") : out;
+  const dir = target ? await orNullOn(stat(target), "ENOENT", "ENOTDIR", "ELOOP") : null;
   if (!target || !dir?.isDirectory()) throw new UsageError(`--out ${out} is not a folder (or a link to one)`);
   return target;
 }

@@ -13,6 +13,7 @@ import type { Problem, SourceWarning } from "../errors.js";
 import { postsWarned, treeFileWarnings, type TreeFileSize } from "../model/edge-file-limit.js";
 import { parsedOnly, type OrgSnapshot, type PostRecord } from "../model/snapshot.js";
 import { planOrg, renderPostFiles, type RenderedFile } from "../render/render-org.js";
+import { isGone } from "../sources/entry-kind.js";
 import { loadSources } from "../sources/load-sources.js";
 import { loadBody } from "../sources/read-posts.js";
 import { LINT_RULES, type Finding, type LintRule } from "./lint-rules.js";
@@ -93,8 +94,10 @@ function lintOrg(org: OrgSnapshot, posts: readonly PostRecord[], settings: LintS
     let text: string;
     try {
       text = readFileSync(path.join(contentDir, post.file), "utf8");
-    } catch {
-      return [];
+    } catch (error) {
+      // Removed since: nothing left to lint.
+      if (isGone(error)) return [];
+      throw error;
     }
     const body = post.body ?? loadBody(contentDir, post);
     if (published.has(post)) sizes.push(...renderPostFiles(org.id, post, body, plan.categories).map((file) => sizeOf(file, post.file)));

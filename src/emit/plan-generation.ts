@@ -13,6 +13,7 @@
 import { lstatSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileOf, parseApiPath, type Route } from "../api-paths.js";
+import { isErrnoCode } from "../errno.js";
 import { itemFileKinds, itemRoute, kindOf, ROUTES } from "../route-table.js";
 import type { OrgRows } from "../db/read-snapshot.js";
 import { isUnchanged, type PostHead, type PostRecord, type UnchangedPost } from "../model/snapshot.js";
@@ -338,8 +339,9 @@ function liveEntries(live: Generation | null, state: BuildState, trusted: boolea
           const same = known && known[1] === info.ino && known[2] === info.mtimeMs && known[3] === info.size;
           entry = [same ? known[0] : sha256(readFileSync(path.join(live.tree, rel))), info.ino, info.mtimeMs, info.size];
         }
-      } catch {
-        entry = null;
+      } catch (error) {
+        // Not in the live tree, or a file stands where its folder was (a tree changed by hand, which --verify repairs).
+        if (!isErrnoCode(error, "ENOENT", "ENOTDIR")) throw error;
       }
       verified.set(rel, entry);
     }

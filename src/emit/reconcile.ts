@@ -3,6 +3,9 @@ import { openDatabase } from "../db/open.js";
 import { refreshOrganizationFiles } from "./organization-file.js";
 import type { TreeStore } from "./tree-store.js";
 
+// SQLITE_READONLY, or an extended code of it (SQLITE_READONLY_DIRECTORY when a WAL file's folder is read-only).
+const isReadOnly = (error: unknown) => /^SQLITE_READONLY(_|$)/.test(String((error as { code?: unknown }).code));
+
 /**
  * D14, the build's side: a PATCH committed after the build read its snapshot
  * must not be undone by the swap, so after swapping, each organization file is
@@ -19,7 +22,8 @@ export async function reconcileOrganizationFiles(
   let db;
   try {
     db = openDatabase(dbFile);
-  } catch {
+  } catch (error) {
+    if (!isReadOnly(error)) throw error;
     return rewritten;
   }
   try {
@@ -27,7 +31,7 @@ export async function reconcileOrganizationFiles(
       if (result?.written) rewritten.push(pathOf({ kind: "organization", orgId }));
     }
   } catch (error) {
-    if ((error as { code?: string }).code !== "SQLITE_READONLY") throw error;
+    if (!isReadOnly(error)) throw error;
   } finally {
     db.close();
   }

@@ -20,6 +20,7 @@ import { lstat, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, 
 import { readlinkSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
+import { isErrnoCode, orNullOn } from "../errno.js";
 import { UsageError } from "../errors.js";
 
 export interface TreeStore {
@@ -58,35 +59,30 @@ function genIdFromLink(target: string): string | null {
 
 /** The live generation, or null before the first build. */
 export async function liveGeneration(store: TreeStore): Promise<Generation | null> {
-  let info;
-  try {
-    info = await lstat(store.out);
-  } catch {
-    return null;
-  }
-  if (!info.isSymbolicLink()) return null;
+  const info = await orNullOn(lstat(store.out), "ENOENT", "ENOTDIR");
+  if (!info?.isSymbolicLink()) return null;
   const id = genIdFromLink(await readlink(store.out));
   return id ? generation(store, id) : null;
 }
 
 /** The live generation, synchronously (the server resolves it per request). */
 export function liveGenerationSync(store: TreeStore): Generation | null {
+  let target: string;
   try {
-    const id = genIdFromLink(readlinkSync(store.out));
-    return id ? generation(store, id) : null;
-  } catch {
-    return null;
+    target = readlinkSync(store.out);
+  } catch (error) {
+    // Nothing there yet, or not a link (EINVAL): no build published it.
+    if (isErrnoCode(error, "ENOENT", "ENOTDIR", "EINVAL")) return null;
+    throw error;
   }
+  const id = genIdFromLink(target);
+  return id ? generation(store, id) : null;
 }
 
 /** Fails early, before any work, when `--out` is something cdsnap must not replace. */
 export async function assertReplaceable(store: TreeStore): Promise<void> {
-  let info;
-  try {
-    info = await lstat(store.out);
-  } catch {
-    return;
-  }
+  const info = await orNullOn(lstat(store.out), "ENOENT");
+  if (!info) return;
   if (info.isSymbolicLink()) {
     if (genIdFromLink(await readlink(store.out)) === null) {
       throw new UsageError(`--out ${store.out} is a symbolic link cdsnap did not make; remove it or choose another path`);
@@ -101,11 +97,9 @@ export async function assertReplaceable(store: TreeStore): Promise<void> {
 
 export async function nextGenerationId(store: TreeStore): Promise<string> {
   let max = 0;
-  try {
-    for (const name of await readdir(store.gensDir)) if (/^\d+$/.test(name)) max = Math.max(max, Number(name));
-  } catch {
-    // no generation yet
-  }
+  // Missing until the first generation is made.
+  const names = (await orNullOn(readdir(store.gensDir), "ENOENT")) ?? [];
+  for (const name of names) if (/^\d+$/.test(name)) max = Math.max(max, Number(name));
   return String(max + 1).padStart(6, "0");
 }
 
@@ -120,8 +114,9 @@ export async function recycleGeneration(store: TreeStore, baseId: string, next: 
   const from = generation(store, baseId);
   try {
     await rename(from.dir, next.dir);
-  } catch {
-    return false;
+  } catch (error) {
+    if (isErrnoCode(error, "ENOENT")) return false;
+    throw error;
   }
   for (const name of await readdir(next.dir)) {
     if (name !== "tree") await rm(path.join(next.dir, name), { recursive: true, force: true });
@@ -135,11 +130,12 @@ export async function swapTo(store: TreeStore, gen: Generation): Promise<void> {
   const temp = `${store.out}.${randomBytes(6).toString("hex")}.link`;
   await symlink(target, temp);
   try {
-    const info = await lstat(store.out).catch(() => null);
+    const info = await orNullOn(lstat(store.out), "ENOENT");
     // Only an empty folder can be here (assertReplaceable); rename cannot replace it with a link.
     if (info?.isDirectory()) await rmdir(store.out);
     await rename(temp, store.out);
   } catch (error) {
+    // The failure above is the one to report; a temporary link left behind serves nothing.
     await unlink(temp).catch(() => undefined);
     throw error;
   }
@@ -150,12 +146,7 @@ export async function swapTo(store: TreeStore, gen: Generation): Promise<void> {
  * resolved the link an instant before a swap still find their files.
  */
 export async function pruneGenerations(store: TreeStore, keep: readonly string[]): Promise<void> {
-  let names: string[] = [];
-  try {
-    names = await readdir(store.gensDir);
-  } catch {
-    return;
-  }
+  const names = await readdir(store.gensDir);
   const kept = new Set(keep);
   await Promise.all(
     names.filter((n) => !kept.has(n)).map((n) => rm(path.join(store.gensDir, n), { recursive: true, force: true })),
@@ -188,18 +179,22 @@ export async function acquireBuildLock(store: TreeStore): Promise<() => Promise<
       });
       return async () => {
         await rm(lockFile, { force: true });
-        // A first build that failed leaves nothing behind, not even this folder.
-        await rmdir(store.stateDir).catch(() => undefined);
+        // A first build that failed leaves nothing behind, not even this folder (otherwise it holds the generations and state).
+        await rmdir(store.stateDir).catch((error: unknown) => {
+          if (!isErrnoCode(error, "ENOTEMPTY", "EEXIST")) throw error;
+        });
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      // Gone since it was found: released, so taken like a stale one below.
+      const text = (await orNullOn(readFile(lockFile, "utf8"), "ENOENT")) ?? "";
       let held: { pid?: number; host?: string } = {};
       try {
-        held = JSON.parse(await readFile(lockFile, "utf8")) as typeof held;
+        held = JSON.parse(text) as typeof held;
       } catch {
         // empty or half-written: see below
       }
-      // A lock that cannot be read was left half-written by a killed build.
+      // A lock that cannot be parsed was left half-written by a killed build.
       const stale = held.pid === undefined || (held.host === hostname() && !isAlive(held.pid));
       if (!stale) {
         throw new UsageError(

@@ -22,6 +22,7 @@
  */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, type Dirent, type Stats } from "node:fs";
 import path from "node:path";
+import { isErrnoCode } from "../errno.js";
 import type { Problem, SourceWarning } from "../errors.js";
 import { classify, isGone, unreadable, type Classified, type EntryType } from "./entry-kind.js";
 
@@ -205,8 +206,9 @@ function topEntries(contentDir: string, orgIds?: readonly string[]): [string, En
   return orgIds.flatMap((id): [string, EntryType][] => {
     try {
       return [[id, lstatSync(path.join(contentDir, id))]];
-    } catch {
-      return [];
+    } catch (error) {
+      if (isErrnoCode(error, "ENOENT")) return [];
+      throw error;
     }
   });
 }

@@ -12,6 +12,7 @@
  */
 import { realpathSync, statSync } from "node:fs";
 import { realpath } from "node:fs/promises";
+import { orNullOn } from "../errno.js";
 import { UsageError, type Problem, type SourceWarning } from "../errors.js";
 import { EDGE_FILE_LIMIT, postFileWarning } from "../model/edge-file-limit.js";
 import type { Post, PostRecord, UnchangedPost } from "../model/snapshot.js";
@@ -83,12 +84,9 @@ export async function readPosts(
   orgIds?: readonly string[],
   options: ReadPostsOptions = {},
 ): Promise<PostsRead> {
-  let realRoot: string;
-  try {
-    realRoot = await realpath(contentDir);
-  } catch {
-    throw new UsageError(`content folder ${contentDir} does not exist`);
-  }
+  // A link that leads nowhere, or round in a loop, leads to no folder either.
+  const realRoot = await orNullOn(realpath(contentDir), "ENOENT", "ENOTDIR", "ELOOP");
+  if (realRoot === null) throw new UsageError(`content folder ${contentDir} does not exist`);
   if (!statSync(realRoot).isDirectory()) throw new UsageError(`content folder ${contentDir} is a file, not a folder; pass the folder that holds the organizations' folders`);
   const listing = listPosts(contentDir, realRoot, orgIds);
   const problems: Problem[] = [...listing.problems];
@@ -179,6 +177,7 @@ function openedNow(contentDir: string, realRoot: string, rel: string, realDirs: 
   try {
     return readIdentity(realRoot, contentDir, rel, realDirs);
   } catch {
+    // Whatever it is, the parse that follows reads the file again and reports it as a problem.
     return null;
   }
 }

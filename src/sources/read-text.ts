@@ -11,6 +11,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync, type Stats } from "node:fs";
 import path from "node:path";
+import { isErrnoCode } from "../errno.js";
 import type { Problem } from "../errors.js";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -52,8 +53,10 @@ function openInside(realRoot: string, absolute: string, realDirs: Map<string, st
   let real: string;
   try {
     real = realpathSync(absolute);
-  } catch {
-    throw new SourceProblem({ where: rel, message: "is a broken symbolic link" });
+  } catch (error) {
+    // Anything else (EACCES) is said by the parse's report of an unreadable file.
+    if (isErrnoCode(error, "ENOENT", "ENOTDIR", "ELOOP")) throw new SourceProblem({ where: rel, message: "is a broken symbolic link" });
+    throw error;
   }
   if (!isInside(realRoot, real)) {
     throw new SourceProblem({ where: rel, message: "links outside the content folder; symbolic links must stay inside it" });
@@ -79,11 +82,14 @@ function readBytes(realRoot: string, root: string, rel: string, realDirs: Map<st
 
 export function readText(realRoot: string, root: string, rel: string, realDirs: Map<string, string>): Opened {
   const { bytes, fingerprint } = readBytes(realRoot, root, rel, realDirs);
+  let text: string;
   try {
-    return { text: utf8.decode(bytes), fingerprint, sha256: sha256Of(bytes) };
-  } catch {
+    text = utf8.decode(bytes);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ERR_ENCODING_INVALID_ENCODED_DATA") throw error;
     throw new SourceProblem({ where: rel, message: "is not valid UTF-8 text" });
   }
+  return { text, fingerprint, sha256: sha256Of(bytes) };
 }
 
 /** A post file's identity and the SHA-256 of its bytes, without decoding them: whether it is the file a record was parsed from. */

@@ -299,11 +299,16 @@ describe("no file the interface does not describe", () => {
 });
 
 describe("usage", () => {
-  test("a missing --db or --out is a usage error (exit 2); so is an --out that does not exist", async () => {
+  test("a missing --db or --out is a usage error (exit 2); so is an --out that does not exist, or links nowhere", async () => {
     expect((await runCli(["audit", "--out", site.out])).code).toBe(2);
     expect((await runCli(["audit", "--db", site.db])).code).toBe(2);
     const missing = await runCli(["audit", "--db", site.db, "--out", path.join(site.dir, "nowhere")]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("does not exist; build it first with cdsnap build");
+    const dangling = path.join(site.dir, "dangling");
+    await symlink(path.join(site.dir, "gone"), dangling);
+    const broken = await runCli(["audit", "--db", site.db, "--out", dangling]);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain(`--out ${dangling} is not a folder (or a link to one)`);
   });
 });
