@@ -146,13 +146,13 @@ export function preflightHeaders(origin: string | null | undefined, allowed: rea
  */
 export function parseAllowedOrigins(value: string | null): string[] | null {
   if (value === null) return null;
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(value);
-    if (Array.isArray(parsed)) return parsed.filter((o): o is string => typeof o === "string");
+    parsed = JSON.parse(value);
   } catch {
-    // falls through to no origin
+    return [];
   }
-  return [];
+  return Array.isArray(parsed) ? parsed.filter((o): o is string => typeof o === "string") : [];
 }
 
 // ------------------------------------------------------------- ?pages= (D8)

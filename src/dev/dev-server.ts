@@ -231,7 +231,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
     async close() {
       await stopWatching();
       await queue.close();
-      // Read after the queue is closed: its last build may have started the server.
+      // Read after the queue is closed: its last build may have started the server. One that failed to start was reported then.
       const running = await (server as Promise<RunningServer> | null)?.catch(() => null);
       await running?.close();
       versionDb.close();

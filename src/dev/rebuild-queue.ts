@@ -108,6 +108,7 @@ export function createRebuildQueue(run: (scope: RebuildScope) => Promise<void>, 
       closed = true;
       if (timer) clearTimeout(timer);
       timer = null;
+      // Waited for only: its failure went to whoever started it (runFirst's caller, or the runner's own report).
       await running?.catch(() => undefined);
       all = false;
       orgs.clear();

@@ -101,6 +101,7 @@ export async function renderInParallel<J>(
     const waiting: ((answer: RenderAnswer) => void)[] = [];
     let crash: (error: unknown) => void = () => undefined;
     const crashed = new Promise<never>((_, reject) => (crash = reject));
+    // Seen by the next race; a crash after the last batch was answered changes nothing.
     crashed.catch(() => undefined);
     worker.on("message", (answer: RenderAnswer) => waiting.shift()?.(answer));
     worker.on("error", (error) => crash(error));

@@ -83,14 +83,13 @@ export const organizationRowSchema = z.object({
     .nullable()
     .transform((value, ctx) => {
       if (value === null) return null;
+      let parsed: unknown;
       try {
-        const parsed: unknown = JSON.parse(value);
-        if (Array.isArray(parsed) && parsed.every((o) => typeof o === "string" && isOrigin(o))) {
-          return parsed as string[];
-        }
+        parsed = JSON.parse(value);
       } catch {
-        // reported below
+        // not JSON: reported below
       }
+      if (Array.isArray(parsed) && parsed.every((o) => typeof o === "string" && isOrigin(o))) return parsed as string[];
       ctx.addIssue({ code: "custom", message: 'must be NULL or a JSON array of origins like ["https://example.com"]' });
       return z.NEVER;
     }),

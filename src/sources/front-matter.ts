@@ -157,7 +157,7 @@ function parsePostFast(file: string, text: string): Parsed | undefined {
       },
     });
   } catch {
-    // Duplicate keys, mostly; yaml says where.
+    // Duplicate keys, mostly: parsePostSlow reads it again and yaml says where.
     return undefined;
   }
   const result = frontMatterSchema.safeParse(data);
