@@ -74,6 +74,29 @@ export class UsageError extends CdsnapError {
   }
 }
 
+/**
+ * What the machine refused, by the code of a failed system call: a full or
+ * read-only disk, a file without permission, a failing device. The operator's
+ * to fix, not a bug to report; every other code is unexpected.
+ */
+const REFUSALS: Readonly<Record<string, string>> = {
+  ENOSPC: "the disk is full",
+  EDQUOT: "the disk quota is used up",
+  EROFS: "the file system is read-only",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EIO: "the device failed to read or write (I/O error)",
+};
+
+/** The refusal a system error stands for, with the file it concerns, or undefined for any other error. */
+export function systemRefusal(error: unknown): { code: string; message: string } | undefined {
+  const e = error as NodeJS.ErrnoException | null | undefined;
+  const reason = e?.code === undefined ? undefined : REFUSALS[e.code];
+  if (!reason) return undefined;
+  const where = e!.path ? ` (${e!.syscall ? `${e!.syscall} ` : ""}${e!.path})` : "";
+  return { code: e!.code === "ENOSPC" ? "disk_full" : "system_refused", message: `${reason}${where}` };
+}
+
 export function formatProblems(problems: readonly Problem[]): string {
   return problems.map((p) => `${p.where}: ${p.message}`).join("\n");
 }

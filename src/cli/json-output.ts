@@ -4,7 +4,7 @@
  * script reads `.ok` and `.errors[]` the same way whatever the command.
  */
 import path from "node:path";
-import { AuditFailedError, CdsnapError, InvalidSourcesError } from "../errors.js";
+import { AuditFailedError, CdsnapError, InvalidSourcesError, systemRefusal } from "../errors.js";
 
 export interface JsonProblem {
   /** Which check found it: a lint rule, "build" for what the build refuses, "audit" for the audit of a new tree. */
@@ -51,6 +51,7 @@ export function failureJson(error: unknown, content: string | undefined): JsonFa
     };
   }
   if (error instanceof CdsnapError) return { ok: false, code: error.code, message: error.message, errors: [] };
-  const e = error as NodeJS.ErrnoException;
-  return { ok: false, code: e?.code === "ENOSPC" ? "disk_full" : "internal", message: e?.message ?? String(error), errors: [] };
+  const refusal = systemRefusal(error);
+  if (refusal) return { ok: false, ...refusal, errors: [] };
+  return { ok: false, code: "internal", message: (error as Error)?.message ?? String(error), errors: [] };
 }

@@ -14,7 +14,7 @@
 import { Command, CommanderError } from "commander";
 import path from "node:path";
 import packageJson from "../../package.json" with { type: "json" };
-import { AuditFailedError, CdsnapError, InvalidSourcesError, UsageError, formatProblems } from "../errors.js";
+import { AuditFailedError, CdsnapError, InvalidSourcesError, UsageError, formatProblems, systemRefusal } from "../errors.js";
 import { registerAudit } from "./audit-command.js";
 import { registerBuild } from "./build-command.js";
 import { styleFor } from "./progress.js";
@@ -31,7 +31,7 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, internal: 70 } as const;
 
 function exitCodeOf(error: unknown): number {
   if (error instanceof UsageError) return EXIT.usage;
-  if (error instanceof CdsnapError || (error as NodeJS.ErrnoException)?.code === "ENOSPC") return EXIT.failed;
+  if (error instanceof CdsnapError || systemRefusal(error)) return EXIT.failed;
   return EXIT.internal;
 }
 
@@ -58,15 +58,15 @@ function sqliteBindingProblem(error: unknown): UsageError | undefined {
 
 function fail(error: unknown, debug: boolean): number {
   const code = exitCodeOf(error);
-  const e = error as NodeJS.ErrnoException;
+  const refusal = systemRefusal(error);
   if (error instanceof InvalidSourcesError || error instanceof AuditFailedError) {
     process.stderr.write(`${formatProblems(error.problems)}\n\n${styleFor(process.stderr).bad(`build failed: ${error.message}`)}\n`);
   } else if (error instanceof CdsnapError) {
     process.stderr.write(`cdsnap: ${error.message}\n`);
-  } else if (code === EXIT.failed) {
-    process.stderr.write(`cdsnap: the disk is full (${e.path ?? "output"}); nothing was published\n`);
+  } else if (refusal) {
+    process.stderr.write(`cdsnap: ${refusal.message}\n`);
   } else {
-    process.stderr.write(`cdsnap: unexpected error: ${e?.message ?? String(error)}\n`);
+    process.stderr.write(`cdsnap: unexpected error: ${(error as Error)?.message ?? String(error)}\n`);
     printStackHint(error, debug);
   }
   return code;

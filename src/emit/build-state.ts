@@ -22,6 +22,7 @@ import path from "node:path";
 import type { OrgExpectation } from "../audit/audit-inputs.js";
 import type { FileFacts } from "../audit/tree-rules.js";
 import { orgFolderOf, orgInFolder } from "../api-paths.js";
+import { CdsnapError } from "../errors.js";
 import type { PostHead, PostRecord, UnchangedPost } from "../model/snapshot.js";
 import type { OrgCounts } from "../render/render-org.js";
 import { filesInMemory, generationFiles, sameEntry, storedFiles, type FileTable, type GenerationFiles, type StoredFiles } from "./file-table.js";
@@ -274,7 +275,12 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
   } catch (error) {
     if (isDamaged(error)) return emptyState();
     // SQLite's message does not name the file.
-    if (error instanceof Database.SqliteError) throw new Error(`the build state ${file} cannot be read: ${error.message}`, { cause: error });
+    if (error instanceof Database.SqliteError) {
+      throw new CdsnapError(
+        "state_unreadable",
+        `the build state ${file} cannot be read (${error.message}); nothing was built. Fix its permissions or the disk, or delete it: the next build is then a full one`,
+      );
+    }
     throw error;
   } finally {
     db?.close();

@@ -259,7 +259,7 @@ describe("incremental builds", () => {
     // A folder in its place fails every read with EISDIR (SQLITE_IOERR_READ), as a failing disk would; chmod would not stop root.
     await rm(file);
     await mkdir(file);
-    await expect(buildFixture(fx)).rejects.toThrow(`the build state ${file} cannot be read: disk I/O error`);
+    await expect(buildFixture(fx)).rejects.toThrow(`the build state ${file} cannot be read (disk I/O error); nothing was built`);
     expect(await identitiesOf(fx.out)).toEqual(before);
   });
 

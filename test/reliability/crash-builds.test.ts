@@ -2,7 +2,8 @@
  * Area 5, crashes of the build. `kill -9` of `cdsnap build` at random moments:
  * the served tree is always the complete old one or the complete new one and
  * every file parses; the next build converges to a clean build. A build whose
- * output filesystem fills up fails cleanly and leaves the live tree intact.
+ * output filesystem fills up, or turns read-only, fails cleanly, says so, and
+ * leaves the live tree intact.
  * (The server's crashes are in crash-server.test.ts.)
  */
 import { execFileSync } from "node:child_process";
@@ -245,5 +246,59 @@ describe("a full output filesystem", () => {
     const reference = await runCliBounded(["build", "--db", site.db, "--content", content, "--out", clean]);
     expect(reference.code).toBe(0);
     expect((await treeDigest(out)).hash).toBe((await treeDigest(clean)).hash);
+  });
+});
+
+// ------------------------------------------------------ read-only filesystem
+
+describe("a read-only output filesystem", () => {
+  let site: Site;
+  let mount: string | undefined;
+
+  beforeAll(async () => {
+    site = await makeSite({ built: false });
+  });
+  afterAll(async () => {
+    if (mount) {
+      try {
+        execFileSync("umount", [mount]);
+      } catch {
+        execFileSync("umount", ["-l", mount]);
+      }
+      await rm(mount, { recursive: true, force: true });
+    }
+    await removeFixture(site);
+  });
+
+  it("a build the machine refuses to write says what and where, exits 1 (not a bug's 70), and leaves the tree as it was", { timeout: budget(60_000, 2) }, async (ctx) => {
+    const dir = path.join(os.tmpdir(), `cdsnap-erofs-${randomBytes(4).toString("hex")}`);
+    await mkdir(dir);
+    try {
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", dir], { stdio: "pipe" });
+      mount = dir;
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      if (process.getuid?.() === 0) throw error;
+      printFigures(`crashes, read-only disk: skipped because this user (uid ${process.getuid?.()}) cannot mount a tmpfs`);
+      ctx.skip();
+      return;
+    }
+    const out = path.join(mount, "site");
+    const content = path.join(site.dir, "content");
+    await cp(DEMO_CONTENT, content, { recursive: true });
+    const build = (...flags: string[]) => runCliBounded(["build", "--db", site.db, "--content", content, "--out", out, ...flags], 60_000);
+    const first = await build();
+    expect(first.code, first.stderr).toBe(0);
+    const live = await treeDigest(out);
+
+    execFileSync("mount", ["-o", "remount,ro", mount], { stdio: "pipe" });
+    await writeBulkPosts(content, "demo", 1, "after-remount");
+    const refused = await build();
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.stderr).toMatch(new RegExp(`^cdsnap: the file system is read-only \\(\\w+ ${mount}/\\S+\\)\\n$`));
+    const asJson = await build("--json");
+    expect(asJson.code).toBe(1);
+    expect(JSON.parse(asJson.stdout)).toMatchObject({ ok: false, code: "system_refused", message: expect.stringContaining(mount) });
+    expect((await treeDigest(out)).hash).toBe(live.hash);
   });
 });
