@@ -50,6 +50,12 @@ export interface ClientOptions {
 export interface CallOptions {
   /** Aborting rejects the call with the signal's reason, not with a CdsnapApiError. */
   signal?: AbortSignal;
+  /**
+   * The `etag` of an earlier answer (`meta.etag`, see `withMeta`): when the
+   * answer is still the same, the server sends no body (304) and the call
+   * resolves with `NotModified` instead of the data.
+   */
+  ifNoneMatch?: string;
 }
 
 export interface BlocksOptions extends CallOptions {
@@ -75,38 +81,108 @@ export interface BusinessOffersResponse {
 /** An offer as sent: `link` may be left out or `null` (no link). */
 export type BusinessOfferInput = Omit<BusinessOffer, "link"> & { link?: string | null };
 
+/** What an answer says about itself: what a cache or an incremental sync keeps beside the data. */
+export interface AnswerMeta {
+  /** 200 (or another 2xx) with the data; 304 when not modified. */
+  status: number;
+  /**
+   * The strong ETag, to send back as `ifNoneMatch` (an answer the server
+   * compressed names its coding, `"<sha256>-br"`; any coding's ETag matches
+   * the same bytes). null when the answer carried none.
+   */
+  etag: string | null;
+  /** The `Cache-Tag` values (`org:demo`, `content:demo/post-0001`): what a purge after a change names. */
+  cacheTags: string[];
+  /** `Last-Modified`, when the answer carried one a Date can read. */
+  lastModified: Date | null;
+}
+
+/** An answer with its data. */
+export interface Fresh<T> {
+  notModified: false;
+  data: T;
+  meta: AnswerMeta;
+}
+
+/** The answer to a call with `ifNoneMatch` when nothing changed since that ETag (HTTP 304): no data. */
+export interface NotModified {
+  notModified: true;
+  meta: AnswerMeta;
+}
+
+export type Answer<T> = Fresh<T> | NotModified;
+
+/**
+ * What a read resolves with: the data, or also `NotModified` when the call
+ * may have sent an `ifNoneMatch` (its options have one that may be a string).
+ * Asked by key: an options type without the member would not "extend" one
+ * whose members are all optional (TypeScript's weak type check).
+ */
+export type ReadResult<T, O extends CallOptions> = "ifNoneMatch" extends keyof O ? (O["ifNoneMatch"] extends undefined ? T : T | NotModified) : T;
+
+/** Whether a read's result is `NotModified` (the data held from the earlier answer is still current). */
+export function isNotModified(result: unknown): result is NotModified {
+  return typeof result === "object" && result !== null && (result as { notModified?: unknown }).notModified === true && "meta" in result;
+}
+
 export interface WithEtag<T> {
   data: T;
   /** The strong ETag of the answer, for `ifMatch`; null when the answer carried none. */
   etag: string | null;
 }
 
-/** One method per endpoint of interface.md; each resolves with the documented JSON body. */
+/**
+ * One method per endpoint of interface.md; each resolves with the documented
+ * JSON body. A read given an `ifNoneMatch` may resolve with `NotModified`
+ * instead (its type says so only then).
+ */
 export interface CdsnapClient {
   /** `GET …/blocks[?pages=a,b]`: published blocks, in D2 order. */
-  blocks(options?: BlocksOptions): Promise<BlockList>;
+  blocks<O extends BlocksOptions = {}>(options?: O): Promise<ReadResult<BlockList, O>>;
   /** `GET …/blocks/{id}`; `not_found` (404) when unknown or unpublished. */
-  block(id: string, options?: CallOptions): Promise<Block>;
+  block<O extends CallOptions = {}>(id: string, options?: O): Promise<ReadResult<Block, O>>;
   /** `GET …/blocks/by-slug/{slug}`. */
-  blockBySlug(slug: string, options?: CallOptions): Promise<Block>;
+  blockBySlug<O extends CallOptions = {}>(slug: string, options?: O): Promise<ReadResult<Block, O>>;
   /** `GET …/organization`: metadata, public integration ids, business description and offers. */
-  organization(options?: CallOptions): Promise<Organization>;
+  organization<O extends CallOptions = {}>(options?: O): Promise<ReadResult<Organization, O>>;
   /** The organization and its current ETag, bypassing the browser cache: what `ifMatch` needs. */
-  organizationWithEtag(options?: CallOptions): Promise<WithEtag<Organization>>;
+  organizationWithEtag(options?: Omit<CallOptions, "ifNoneMatch">): Promise<WithEtag<Organization>>;
   /** `GET …/contents`: summaries (no body), newest first. */
-  contents(options?: CallOptions): Promise<ContentList>;
+  contents<O extends CallOptions = {}>(options?: O): Promise<ReadResult<ContentList, O>>;
   /** `GET …/contents/{id}`: the detail, markdown body included. */
-  content(id: string, options?: CallOptions): Promise<ContentDetail>;
+  content<O extends CallOptions = {}>(id: string, options?: O): Promise<ReadResult<ContentDetail, O>>;
   /** `GET …/contents/by-slug/{slug}`. */
-  contentBySlug(slug: string, options?: CallOptions): Promise<ContentDetail>;
+  contentBySlug<O extends CallOptions = {}>(slug: string, options?: O): Promise<ReadResult<ContentDetail, O>>;
   /** `GET …/contents/{id}/references`: a bare array, `[]` when the post has none. */
-  references(id: string, options?: CallOptions): Promise<Reference[]>;
+  references<O extends CallOptions = {}>(id: string, options?: O): Promise<ReadResult<Reference[], O>>;
   /** `GET …/categories`. */
-  categories(options?: CallOptions): Promise<CategoryList>;
+  categories<O extends CallOptions = {}>(options?: O): Promise<ReadResult<CategoryList, O>>;
   /** `PATCH …/business-description`; needs a write key. `""` clears it. */
   updateBusinessDescription(text: string, options?: UpdateOptions): Promise<BusinessDescriptionResponse>;
   /** `PATCH …/business-offers` with the whole list; `[]` clears it. Needs a write key. */
   updateBusinessOffers(list: readonly BusinessOfferInput[], options?: UpdateOptions): Promise<BusinessOffersResponse>;
+  /** The same calls, each resolving with the data and what the answer says about itself (`meta`), or `NotModified`. */
+  withMeta: CdsnapClientWithMeta;
+}
+
+/**
+ * Every call with its answer's `meta` (ETag, Cache-Tag, Last-Modified): for an
+ * incremental sync, keep `meta.etag` beside the data and send it back as
+ * `ifNoneMatch` next time.
+ */
+export interface CdsnapClientWithMeta {
+  blocks(options?: BlocksOptions): Promise<Answer<BlockList>>;
+  block(id: string, options?: CallOptions): Promise<Answer<Block>>;
+  blockBySlug(slug: string, options?: CallOptions): Promise<Answer<Block>>;
+  organization(options?: CallOptions): Promise<Answer<Organization>>;
+  contents(options?: CallOptions): Promise<Answer<ContentList>>;
+  content(id: string, options?: CallOptions): Promise<Answer<ContentDetail>>;
+  contentBySlug(slug: string, options?: CallOptions): Promise<Answer<ContentDetail>>;
+  references(id: string, options?: CallOptions): Promise<Answer<Reference[]>>;
+  categories(options?: CallOptions): Promise<Answer<CategoryList>>;
+  /** `meta.etag` is the organization's new ETag, for the next `ifMatch`. */
+  updateBusinessDescription(text: string, options?: UpdateOptions): Promise<Fresh<BusinessDescriptionResponse>>;
+  updateBusinessOffers(list: readonly BusinessOfferInput[], options?: UpdateOptions): Promise<Fresh<BusinessOffersResponse>>;
 }
 
 interface Call {
@@ -115,6 +191,7 @@ interface Call {
   query?: string;
   body?: unknown;
   ifMatch?: string | undefined;
+  ifNoneMatch?: string | undefined;
   signal?: AbortSignal | undefined;
   revalidate?: boolean;
 }
@@ -127,6 +204,17 @@ interface Call {
  */
 function segment(value: string): string {
   return value === "." || value === ".." ? value.replaceAll(".", "%2E") : value;
+}
+
+function metaOf(response: FetchResponseLike): AnswerMeta {
+  const modified = response.headers.get("last-modified");
+  const time = modified === null ? NaN : Date.parse(modified);
+  return {
+    status: response.status,
+    etag: response.headers.get("etag"),
+    cacheTags: (response.headers.get("cache-tag") ?? "").split(",").map((tag) => tag.trim()).filter((tag) => tag !== ""),
+    lastModified: Number.isNaN(time) ? null : new Date(time),
+  };
 }
 
 function describe(cause: unknown): string {
@@ -153,7 +241,7 @@ export function createClient(options: ClientOptions): CdsnapClient {
   if (typeof candidate !== "function") throw new TypeError("createClient: no global fetch here; pass one as options.fetch");
   const fetchImpl: FetchLike = candidate;
 
-  async function send<T>(call: Call): Promise<WithEtag<T>> {
+  async function send<T>(call: Call): Promise<Answer<T>> {
     const path = pathOf(call.route);
     const what = `${call.method} ${path}`;
     const headers: Record<string, string> = { accept: "application/json", "x-api-key": apiKey };
@@ -163,6 +251,7 @@ export function createClient(options: ClientOptions): CdsnapClient {
       init.body = JSON.stringify(call.body);
     }
     if (call.ifMatch !== undefined) headers["if-match"] = call.ifMatch;
+    if (call.ifNoneMatch !== undefined) headers["if-none-match"] = call.ifNoneMatch;
     if (call.signal) init.signal = call.signal;
     if (call.revalidate) init.cache = "no-cache";
 
@@ -191,9 +280,11 @@ export function createClient(options: ClientOptions): CdsnapClient {
         cause,
       });
     }
+    // Only a conditional call expects one: without If-None-Match a 304 is no answer to it.
+    if (response.status === 304 && call.ifNoneMatch !== undefined) return { notModified: true, meta: metaOf(response) };
     if (response.status < 200 || response.status > 299) throw errorOfResponse(response.status, text, what);
     try {
-      return { data: JSON.parse(text) as T, etag: response.headers.get("etag") };
+      return { notModified: false, data: JSON.parse(text) as T, meta: metaOf(response) };
     } catch (cause) {
       throw new CdsnapApiError({
         status: response.status,
@@ -204,31 +295,55 @@ export function createClient(options: ClientOptions): CdsnapClient {
     }
   }
 
-  const get = async <T>(route: Route, o: CallOptions | undefined, query?: string): Promise<T> =>
-    (await send<T>({ method: "GET", route, query, signal: o?.signal })).data;
-  const patch = async <T>(route: Route, body: unknown, o: UpdateOptions | undefined): Promise<T> =>
-    (await send<T>({ method: "PATCH", route, body, ifMatch: o?.ifMatch, signal: o?.signal })).data;
+  const readWithMeta = <T>(route: Route, o: CallOptions | undefined, query?: string): Promise<Answer<T>> =>
+    send<T>({ method: "GET", route, query, signal: o?.signal, ifNoneMatch: o?.ifNoneMatch });
+  const patchWithMeta = async <T>(route: Route, body: unknown, o: UpdateOptions | undefined): Promise<Fresh<T>> =>
+    (await send<T>({ method: "PATCH", route, body, ifMatch: o?.ifMatch, signal: o?.signal })) as Fresh<T>;
 
-  return {
+  const withMeta: CdsnapClientWithMeta = {
     blocks(o) {
       const pages = (o?.pages ?? []).filter((p) => p !== "");
       // Commas stay literal: they separate the names (D8); everything inside a name is encoded.
       const query = pages.length > 0 ? `?pages=${pages.map(encodeURIComponent).join(",")}` : "";
-      return get({ kind: "blocks", orgId }, o, query);
+      return readWithMeta({ kind: "blocks", orgId }, o, query);
     },
-    block: (id, o) => get({ kind: "block", orgId, id: segment(id) }, o),
-    blockBySlug: (slug, o) => get({ kind: "blockBySlug", orgId, slug: segment(slug) }, o),
-    organization: (o) => get({ kind: "organization", orgId }, o),
+    block: (id, o) => readWithMeta({ kind: "block", orgId, id: segment(id) }, o),
+    blockBySlug: (slug, o) => readWithMeta({ kind: "blockBySlug", orgId, slug: segment(slug) }, o),
+    organization: (o) => readWithMeta({ kind: "organization", orgId }, o),
+    contents: (o) => readWithMeta({ kind: "contents", orgId }, o),
+    content: (id, o) => readWithMeta({ kind: "content", orgId, id: segment(id) }, o),
+    contentBySlug: (slug, o) => readWithMeta({ kind: "contentBySlug", orgId, slug: segment(slug) }, o),
+    references: (id, o) => readWithMeta({ kind: "references", orgId, id: segment(id) }, o),
+    categories: (o) => readWithMeta({ kind: "categories", orgId }, o),
+    updateBusinessDescription: (text, o) => patchWithMeta({ kind: "businessDescription", orgId }, { businessDescription: text }, o),
+    updateBusinessOffers: (list, o) => patchWithMeta({ kind: "businessOffers", orgId }, { businessOffers: list }, o),
+  };
+
+  // The plain form of a read: the data, or the NotModified a conditional call may get.
+  const dataOf = async <T>(answer: Promise<Answer<T>>): Promise<T | NotModified> => {
+    const settled = await answer;
+    return settled.notModified ? settled : settled.data;
+  };
+  // A plain read's type (ReadResult) follows from its options at the call site, which no implementation sees.
+  const plain = <T>(answer: Promise<Answer<T>>) => dataOf(answer) as Promise<never>;
+
+  return {
+    withMeta,
+    blocks: (o) => plain(withMeta.blocks(o)),
+    block: (id, o) => plain(withMeta.block(id, o)),
+    blockBySlug: (slug, o) => plain(withMeta.blockBySlug(slug, o)),
+    organization: (o) => plain(withMeta.organization(o)),
     // "no-cache": a browser revalidates instead of handing back a cached copy with an old ETag.
-    organizationWithEtag: (o) =>
-      send({ method: "GET", route: { kind: "organization", orgId }, signal: o?.signal, revalidate: true }),
-    contents: (o) => get({ kind: "contents", orgId }, o),
-    content: (id, o) => get({ kind: "content", orgId, id: segment(id) }, o),
-    contentBySlug: (slug, o) => get({ kind: "contentBySlug", orgId, slug: segment(slug) }, o),
-    references: (id, o) => get({ kind: "references", orgId, id: segment(id) }, o),
-    categories: (o) => get({ kind: "categories", orgId }, o),
-    updateBusinessDescription: (text, o) =>
-      patch({ kind: "businessDescription", orgId }, { businessDescription: text }, o),
-    updateBusinessOffers: (list, o) => patch({ kind: "businessOffers", orgId }, { businessOffers: list }, o),
+    organizationWithEtag: async (o) => {
+      const answer = (await send<Organization>({ method: "GET", route: { kind: "organization", orgId }, signal: o?.signal, revalidate: true })) as Fresh<Organization>;
+      return { data: answer.data, etag: answer.meta.etag };
+    },
+    contents: (o) => plain(withMeta.contents(o)),
+    content: (id, o) => plain(withMeta.content(id, o)),
+    contentBySlug: (slug, o) => plain(withMeta.contentBySlug(slug, o)),
+    references: (id, o) => plain(withMeta.references(id, o)),
+    categories: (o) => plain(withMeta.categories(o)),
+    updateBusinessDescription: async (text, o) => (await withMeta.updateBusinessDescription(text, o)).data,
+    updateBusinessOffers: async (list, o) => (await withMeta.updateBusinessOffers(list, o)).data,
   };
 }

@@ -7,10 +7,21 @@
  *   import { createClient, CdsnapApiError, type ContentSummary } from "cdsnap/client";
  *   const cms = createClient({ baseUrl: "https://cdn.example.com", apiKey: READ_KEY, orgId: "demo" });
  *   const posts: ContentSummary[] = (await cms.contents()).items;
+ *
+ *   // An incremental sync: keep each answer's ETag, send it back, fetch only what changed.
+ *   const answer = await cms.withMeta.content(id, { ifNoneMatch: kept.get(id)?.etag });
+ *   if (!answer.notModified) kept.set(id, { etag: answer.meta.etag, data: answer.data });
  */
 export {
   createClient,
+  isNotModified,
   type CdsnapClient,
+  type CdsnapClientWithMeta,
+  type Answer,
+  type AnswerMeta,
+  type Fresh,
+  type NotModified,
+  type ReadResult,
   type ClientOptions,
   type CallOptions,
   type BlocksOptions,

@@ -34,8 +34,8 @@ describe("dist/client.js", () => {
     expect(source).not.toMatch(/zod/i);
   });
 
-  it("exports exactly createClient and CdsnapApiError at run time (the rest are types)", () => {
-    expect(Object.keys(bundled).sort()).toEqual(["CdsnapApiError", "createClient"]);
+  it("exports exactly createClient, CdsnapApiError and isNotModified at run time (the rest are types)", () => {
+    expect(Object.keys(bundled).sort()).toEqual(["CdsnapApiError", "createClient", "isNotModified"]);
   });
 
   it("talks to a live server: typed reads, and a typed error on a wrong key", async () => {
