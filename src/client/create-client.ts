@@ -14,7 +14,7 @@ import type {
   ContentList,
   Organization,
   Reference,
-} from "../model/api.js";
+} from "./api-types.js";
 import { CdsnapApiError, errorOfResponse } from "./errors.js";
 
 /** The part of a fetch Response the client reads. */

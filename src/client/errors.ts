@@ -3,7 +3,7 @@
  * answered with a D6 error body, answered something that is not one, or could
  * not be reached, becomes a CdsnapApiError with a `status` and a stable `code`.
  */
-import type { ErrorBody } from "../model/api.js";
+import type { ErrorBody } from "./api-types.js";
 import type { ServerErrorCode } from "../route-table.js";
 
 /** One problem of a `422 validation_failed`, e.g. `{ path: "businessOffers.0.link", message: "…" }`. */

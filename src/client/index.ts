@@ -35,7 +35,6 @@ export {
   type FetchResponseLike,
 } from "./create-client.js";
 export { CdsnapApiError, type ApiErrorCode, type ApiErrorDetail, type CdsnapApiErrorInit } from "./errors.js";
-// Types only: `export type` keeps the zod schemas of model/api.ts out of the bundle.
 export type {
   Block,
   BlockList,
@@ -49,4 +48,4 @@ export type {
   Field,
   Organization,
   Reference,
-} from "../model/api.js";
+} from "./api-types.js";

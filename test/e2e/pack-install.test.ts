@@ -13,21 +13,18 @@
  * Slow (the install compiles better-sqlite3: a minute or two) but it needs
  * only npm, so it always runs.
  */
-import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { copyFile, cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { spawn, type ChildProcess } from "node:child_process";
+import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_ORG_ID } from "../../src/db/demo-seed.js";
+import { copyWorkingTree, ok, run, STEP_TIMEOUT_MS, userEnv } from "../fixtures/pack.js";
 import { REPO_ROOT } from "../fixtures/repo.js";
 
-const exec = promisify(execFile);
 const TSC = path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
 const INSTALL_TIMEOUT_MS = 15 * 60_000;
-/** Each step runs npm, node or tsc, beside the rest of the suite on two cores: room, not a measurement. */
-const STEP_TIMEOUT_MS = 120_000;
 
 /** The project's package.json, as docs/install.md has a user write it. */
 const USER_PACKAGE = { name: "newcomer-site", private: true, type: "module", allowScripts: { "better-sqlite3": true } };
@@ -38,59 +35,8 @@ const USER_TSCONFIG = {
   files: ["good.ts"],
 };
 
-/**
- * The environment of a user's shell: this process's, without what `npm test`
- * exported for its own run (npm_config_*, npm_package_*, …), which would point
- * the nested npm at this repository.
- */
-function userEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of Object.keys(env)) if (/^npm_/i.test(name) || name === "INIT_CWD" || name.startsWith("CDSNAP_")) delete env[name];
-  return env;
-}
-
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command to its end, bounded; a non-zero exit is returned, not thrown. */
-async function run(cwd: string, file: string, args: readonly string[], timeout = STEP_TIMEOUT_MS): Promise<Ran> {
-  try {
-    const { stdout, stderr } = await exec(file, args, { cwd, env: userEnv(), timeout, maxBuffer: 64 * 1024 * 1024 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: unknown; stdout?: string; stderr?: string };
-    if (typeof e.code !== "number") throw error;
-    return { code: e.code, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
-  }
-}
-
-async function ok(cwd: string, file: string, args: readonly string[], timeout?: number): Promise<string> {
-  const result = await run(cwd, file, args, timeout);
-  if (result.code !== 0) throw new Error(`${file} ${args.join(" ")} exited ${result.code}\n${result.stdout}\n${result.stderr}`);
-  return result.stdout;
-}
-
 /** `npx --yes=false`: the project's own cdsnap or a failure, never an install of some other package of that name. */
 const npx = (cwd: string, ...args: string[]) => ok(cwd, "npx", ["--yes=false", "cdsnap", ...args]);
-
-/** The working tree as a clone with its uncommitted work would have it: tracked and unignored files, no dist/. */
-async function copyWorkingTree(into: string): Promise<void> {
-  const listed = await ok(REPO_ROOT, "git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]);
-  for (const rel of listed.split("\0")) {
-    if (!rel || rel === "node_modules" || rel.startsWith("node_modules/")) continue;
-    const target = path.join(into, rel);
-    await mkdir(path.dirname(target), { recursive: true });
-    // A tracked file deleted in the working tree is listed but gone: a clone of this work would not have it either.
-    await copyFile(path.join(REPO_ROOT, rel), target).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== "ENOENT") throw error;
-    });
-  }
-  // prepare needs esbuild and typescript; the repository's own install has them.
-  await symlink(path.join(REPO_ROOT, "node_modules"), path.join(into, "node_modules"), "dir");
-}
 
 let dir: string;
 let project: string;
