@@ -13,6 +13,8 @@
 import type { Db } from "./open.js";
 
 export interface CommitWatch {
+  /** Looks now, as a timed look does: for a caller that must not act on what may be a moment old. */
+  look(): void;
   stop(): void;
 }
 
@@ -26,7 +28,7 @@ export interface CommitWatch {
 export function watchCommits(db: Db, everyMs: number, onCommit: () => void, onError: (error: unknown) => void): CommitWatch {
   const readVersion = db.prepare("PRAGMA data_version").pluck();
   let version = readVersion.get();
-  const timer = setInterval(() => {
+  function look(): void {
     try {
       const current = readVersion.get();
       if (current === version) return;
@@ -35,7 +37,8 @@ export function watchCommits(db: Db, everyMs: number, onCommit: () => void, onEr
     } catch (error) {
       onError(error);
     }
-  }, everyMs);
+  }
+  const timer = setInterval(look, everyMs);
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return { look, stop: () => clearInterval(timer) };
 }

@@ -2,7 +2,9 @@
  * D5: who is calling. Keys and organizations' allowed origins are held in
  * memory, and reloaded when the server's commit watch (db/watch-commits.ts)
  * sees another connection's commit: a revocation made with `cdsnap keys
- * revoke` takes effect within the watch's interval, without restart.
+ * revoke` takes effect within the watch's interval, without restart. A key
+ * the memory does not know (or knows as revoked) is looked for again before it
+ * is refused: a key created a moment ago works on its very first request.
  */
 import { hash, timingSafeEqual } from "node:crypto";
 import type { Db } from "../db/open.js";
@@ -33,7 +35,8 @@ export interface AuthCache {
 
 export const DEFAULT_AUTH_REFRESH_MS = 250;
 
-export function createAuthCache(db: Db): AuthCache {
+/** `lookAgain` brings the memory up to the database (the commit watch's look) before a key is refused. */
+export function createAuthCache(db: Db, lookAgain: () => void = () => undefined): AuthCache {
   let keys = new Map<string, KeyEntry>();
   let origins = new Map<string, string[] | null>();
   const readAccess = accessReader(db);
@@ -55,6 +58,12 @@ export function createAuthCache(db: Db): AuthCache {
     origins = access.allowedOrigins;
   }
 
+  // The map finds the candidate by hash; the final comparison is constant-time.
+  function valid(presented: string): KeyEntry | null {
+    const entry = keys.get(presented);
+    return entry && timingSafeEqual(entry.hash, Buffer.from(presented, "hex")) && !entry.revoked ? entry : null;
+  }
+
   reload();
   return {
     reload,
@@ -64,11 +73,12 @@ export function createAuthCache(db: Db): AuthCache {
       }
       // The one-shot hex digest costs a third of a Hash object's digest turned into hex.
       const presented = hash("sha256", headerValue, "hex");
-      const entry = keys.get(presented);
-      // The map finds the candidate by hash; the final comparison is constant-time.
-      if (!entry || !timingSafeEqual(entry.hash, Buffer.from(presented, "hex")) || entry.revoked) {
-        throw httpError.unauthorized();
+      let entry = valid(presented);
+      if (!entry) {
+        lookAgain();
+        entry = valid(presented);
       }
+      if (!entry) throw httpError.unauthorized();
       return entry;
     },
     allowedOrigins(orgId) {

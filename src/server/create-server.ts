@@ -84,7 +84,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const writeEdgeDocument = edgeDocumentWriter(db, options.out, (error) => log({ level: "error", msg: "edge document not written", error: String(error) }));
   repairOrganizationFiles(db, store, writeEdgeDocument, onChange);
 
-  const auth = createAuthCache(db);
+  // Called only once the server runs, after `commits` exists.
+  const auth = createAuthCache(db, () => commits.look());
   const statics = createStaticRoute(store, createFileCache(), createCompressionCache());
   const proxy = createWriteProxy(db, store, (change) => {
     writeEdgeDocument(change.orgs);

@@ -10,7 +10,7 @@ import { DEMO_READ_KEY, DEMO_WRITE_KEY, HARBOR_READ_KEY } from "../../src/db/dem
 import { withDb } from "../fixtures/database.js";
 import { sha256Hex } from "../fixtures/tree.js";
 import { runCli } from "../fixtures/cli.js";
-import { type Served, startSite } from "../fixtures/served-site.js";
+import { type Served, serveSite, startSite } from "../fixtures/served-site.js";
 import { api, call, expectError, patchJson, rawRequest } from "../fixtures/http.js";
 import { pollUntil } from "../fixtures/wait.js";
 
@@ -156,6 +156,20 @@ describe("cdsnap keys", () => {
     await expectError(last!, 401, "unauthorized");
     // Revoking one key leaves the others working.
     expect((await call(site.url, ORG, { key: DEMO_READ_KEY })).status).toBe(200);
+  });
+
+  it("a key created while the server runs works on its very first request, whenever the database watch looks next", async () => {
+    // A watch that never comes round in this test: only the look made before refusing a key can let it in.
+    const watchless = await serveSite(site, { authRefreshMs: 3_600_000 });
+    try {
+      expect((await call(watchless.url, ORG, { key: DEMO_READ_KEY })).status).toBe(200);
+      const created = await runCli(["keys", "create", "--db", site.db, "--org", "demo"]);
+      expect(created.code, created.stderr).toBe(0);
+      expect((await call(watchless.url, ORG, { key: created.stdout.trim() })).status).toBe(200);
+      await expectError(await call(watchless.url, ORG, { key: "cdsnap_still_unknown" }), 401, "unauthorized");
+    } finally {
+      await watchless.close();
+    }
   });
 
   it("create and list print scopes as the database stores them, `read` or `read write`, in lines and in JSON", async () => {
