@@ -5,14 +5,14 @@
  * nothing that needs Node: the edge bundle runs on Workers.
  */
 import { fileEtagOf } from "./content-coding.js";
-import { ALLOWED_HEADERS, ALLOWED_METHODS, EXPOSED_HEADERS, VARY } from "./api-http.js";
+import { ALLOWED_HEADERS, ALLOWED_METHODS, EXPOSED_HEADERS, PREFLIGHT_CACHE_CONTROL, PREFLIGHT_MAX_AGE, VARY } from "./api-http.js";
 import { pathOf } from "./api-paths.js";
 import type { BlockList, ErrorBody } from "./model/api.js";
 import type { PageMembership } from "./render/blocks.js";
 import { httpError } from "./api-errors.js";
 import { CdsnapError } from "./errors.js";
 import { canonicalJson } from "./render/canonical-json.js";
-import { ROUTE_KINDS, ROUTES, cacheTagsOf, isWriteRoute, methodsOf, type Route, type RouteKind, type WriteRoute } from "./route-table.js";
+import { ROUTE_KINDS, ROUTES, cacheTagsOf, isWriteRoute, methodsOf, orgTagOf, type Route, type RouteKind, type WriteRoute } from "./route-table.js";
 
 /** What `Allow` says on each route's path, from the route table. */
 export const ALLOW = Object.fromEntries(ROUTE_KINDS.map((kind) => [kind, methodsOf(kind).join(", ")])) as Record<RouteKind, string>;
@@ -28,7 +28,14 @@ export type ReadDecision = { kind: "file"; route: Route } | { kind: "write"; rou
  */
 export function preflightAnswer(route: Route | null, origin: string | null | undefined, allowed: readonly string[] | null): Record<string, string> {
   if (!route) throw httpError.notFound();
-  return { ...preflightHeaders(origin, allowed), Vary: VARY, Allow: ALLOW[route.kind] };
+  return {
+    ...preflightHeaders(origin, allowed),
+    Vary: VARY,
+    Allow: ALLOW[route.kind],
+    // A cache may keep it per path and Origin; the organization's tag purges it when its allowed origins change.
+    "Cache-Control": PREFLIGHT_CACHE_CONTROL,
+    "Cache-Tag": orgTagOf(route.orgId),
+  };
 }
 
 /**
@@ -136,7 +143,7 @@ export function preflightHeaders(origin: string | null | undefined, allowed: rea
     ...base,
     "Access-Control-Allow-Methods": ALLOWED_METHODS,
     "Access-Control-Allow-Headers": ALLOWED_HEADERS,
-    "Access-Control-Max-Age": "600",
+    "Access-Control-Max-Age": PREFLIGHT_MAX_AGE,
   };
 }
 

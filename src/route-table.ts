@@ -287,6 +287,9 @@ export function entityTagOf(route: Route, json: unknown): string | null {
   return null;
 }
 
+/** The tag every answer of an organization carries: an access change purges by it. */
+export const orgTagOf = (orgId: string): string => `org:${orgId}`;
+
 /**
  * `Cache-Tag` values (Cloudflare and Fastly purge by them): the entities a file
  * holds, so a CDN can purge every cached answer that shows one post, block or
@@ -296,7 +299,7 @@ export function entityTagOf(route: Route, json: unknown): string | null {
 export function cacheTagsOf(route: Route, json: unknown): string {
   const { entity, role } = ROUTES[route.kind];
   const org = route.orgId;
-  const tags = [`org:${org}`];
+  const tags = [orgTagOf(org)];
   const own = entityTagOf(route, json);
   if (own !== null) tags.push(own);
   const item = json as { categorySlug?: string | null };

@@ -6,7 +6,7 @@
  * build of the demo organization.
  */
 import { httpError } from "../api-errors.js";
-import { ALLOWED_HEADERS, ALLOWED_METHODS, CACHE_CONTROL, EXPOSED_HEADERS, FILE_VARY, NO_STORE, VARY } from "../api-http.js";
+import { ALLOWED_HEADERS, ALLOWED_METHODS, CACHE_CONTROL, EXPOSED_HEADERS, FILE_VARY, NO_STORE, PREFLIGHT_CACHE_CONTROL, PREFLIGHT_MAX_AGE, VARY } from "../api-http.js";
 import { CODINGS, MIN_COMPRESSED_BYTES } from "../content-coding.js";
 import type { CdsnapError } from "../errors.js";
 import {
@@ -268,15 +268,17 @@ function preflight(kind: RouteKind, shared: Map<string, Json>): Json {
       security: [],
       responses: {
         "204": {
-          description: `Allowed: methods \`${ALLOWED_METHODS}\`, request headers \`${ALLOWED_HEADERS}\`, cached by the browser for 600 s.`,
+          description: `Allowed: methods \`${ALLOWED_METHODS}\`, request headers \`${ALLOWED_HEADERS}\`, kept by the browser for ${PREFLIGHT_MAX_AGE} s.`,
           headers: {
             Allow: header("The methods this path answers.", { const: allow }, true),
             Vary: HEADERS.vary,
             "Access-Control-Allow-Origin": HEADERS.allowOrigin,
             "Access-Control-Allow-Methods": header("The methods a browser may use.", { const: ALLOWED_METHODS }),
             "Access-Control-Allow-Headers": header("The request headers a browser may send.", { const: ALLOWED_HEADERS }),
-            "Access-Control-Max-Age": header("Seconds a browser may keep this answer.", { const: "600" }),
+            "Access-Control-Max-Age": header("Seconds a browser may keep this answer.", { const: PREFLIGHT_MAX_AGE }),
             "Access-Control-Expose-Headers": HEADERS.exposeHeaders,
+            "Cache-Control": header("A cache may keep the answer as long as a browser does, per path and `Origin`.", { const: PREFLIGHT_CACHE_CONTROL }, true),
+            "Cache-Tag": header("The organization's tag (`org:<id>`): a change of its allowed origins purges it.", { type: "string", pattern: "^org:" }, true),
           },
         },
         ...errorResponses(kind, "OPTIONS", shared),

@@ -9,7 +9,7 @@ import { fileOf, parseApiPath, pathOf, type Route } from "../api-paths.js";
 import { FILE_CONCURRENCY, mapLimit } from "../concurrency.js";
 import type { ChangedPaths } from "../emit/write-generation.js";
 import type { ChangeEvent } from "../model/change-event.js";
-import { entityTagOf, isWriteRoute, ROUTES } from "../route-table.js";
+import { entityTagOf, isWriteRoute, orgTagOf, ROUTES } from "../route-table.js";
 
 /** A change as its source reports it; the hook runner stamps the time and merges. */
 export type Change = Omit<ChangeEvent, "time" | "merged">;
@@ -30,7 +30,7 @@ export function patchChange(orgIds: Iterable<string>): Change {
 /** Keys or allowed origins of these organizations changed: every cached answer of theirs may now go to the wrong caller. */
 export function accessChange(orgIds: Iterable<string>): Change {
   const orgs = sorted(orgIds);
-  return { event: "access", paths: [], tags: orgs.map((orgId) => `org:${orgId}`), orgs };
+  return { event: "access", paths: [], tags: orgs.map(orgTagOf), orgs };
 }
 
 /** A build's change, from its report's paths and tags. */

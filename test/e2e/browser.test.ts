@@ -86,6 +86,48 @@ try {
 </body></html>`;
 }
 
+/**
+ * A page that reads the first `posts` posts' details `rounds` times as a site
+ * does (the default cache mode), then once each past the HTTP cache
+ * (`cache: "no-cache"`), then once each with an If-None-Match of its own, as
+ * the client's `ifNoneMatch` sends it.
+ */
+function manyReadsHtml(apiBase: string, orgId: string, key: string, posts: number, rounds: number): string {
+  const config = JSON.stringify({ base: `${apiBase}/api/organizations/${orgId}`, key, posts, rounds });
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>cdsnap e2e: many reads</title></head>
+<body data-state="loading">
+<p>reading the same posts again and again</p>
+<script type="module">
+const { base, key, posts, rounds } = ${config};
+const read = (path, init = {}) => fetch(base + path, { ...init, headers: { "x-api-key": key, ...init.headers } });
+const mark = (name) => fetch("/mark/" + name);
+try {
+  const list = await (await read("/contents")).json();
+  const ids = list.items.slice(0, posts).map((item) => item.id);
+  const etags = new Map();
+  for (let round = 0; round < rounds; round++) {
+    for (const id of ids) {
+      const res = await read("/contents/" + id);
+      if (res.status !== 200) throw new Error(id + " answered " + res.status);
+      etags.set(id, res.headers.get("etag"));
+    }
+  }
+  await mark("no-cache");
+  for (const id of ids) await read("/contents/" + id, { cache: "no-cache" });
+  await mark("if-none-match");
+  for (const id of ids) {
+    const res = await read("/contents/" + id, { headers: { "if-none-match": etags.get(id) } });
+    if (res.status !== 304) throw new Error(id + " answered " + res.status + " to its own If-None-Match");
+  }
+  document.body.dataset.state = "loaded";
+} catch (error) {
+  document.body.dataset.state = "failed: " + error.message;
+}
+</script>
+</body></html>`;
+}
+
 async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -118,8 +160,20 @@ describe.skipIf(!HAVE_CHROMIUM && !CHROMIUM_REQUIRED)("in headless Chromium", ()
 
     pages = createServer((req, res) => {
       const route = new URL(req.url ?? "/", "http://page.invalid").pathname;
+      // The many-reads page marks where each of its phases starts, in the same log as the API's requests.
+      if (route.startsWith("/mark/")) {
+        log.push({ method: req.method, path: route, status: 204 });
+        res.writeHead(204).end();
+        return;
+      }
       const html =
-        route === "/" ? pageHtml(api.url, "demo", DEMO_READ_KEY) : route === "/harbor" ? pageHtml(api.url, "harbor", HARBOR_READ_KEY) : null;
+        route === "/"
+          ? pageHtml(api.url, "demo", DEMO_READ_KEY)
+          : route === "/harbor"
+            ? pageHtml(api.url, "harbor", HARBOR_READ_KEY)
+            : route === "/many"
+              ? manyReadsHtml(api.url, "demo", DEMO_READ_KEY, 9, 11)
+              : null;
       res.writeHead(html ? 200 : 404, { "content-type": "text/html; charset=utf-8" });
       res.end(html ?? "not found");
     });
@@ -156,6 +210,33 @@ describe.skipIf(!HAVE_CHROMIUM && !CHROMIUM_REQUIRED)("in headless Chromium", ()
       expect(log.filter((l) => l.method === "OPTIONS" && l.path === full).map((l) => l.status)).toEqual([204]);
       expect(log.some((l) => l.method === "GET" && l.path === full && l.status === 200)).toBe(true);
     }
+    await page.close();
+  });
+
+  test("a page reading its content asks one preflight per URL; a read past the HTTP cache, or with its own If-None-Match, asks one each", async () => {
+    const before = log.length;
+    const { page, state } = await open("/many");
+    expect(state).toBe("loaded");
+    const seen = log.slice(before).filter((l) => l.method !== undefined);
+    const phase = (name: string) => seen.findIndex((l) => l.path === `/mark/${name}`);
+    const api = (from: number, to: number, method: string) => seen.slice(from, to).filter((l) => l.method === method && l.path?.startsWith("/api/"));
+    const noCache = phase("no-cache");
+    const own = phase("if-none-match");
+    // 1 + 9 x 11 reads in the default mode: the browser's HTTP cache answers every repeat (and the list, if an earlier page read it).
+    const firstGets = api(0, noCache, "GET").map((l) => l.path);
+    expect(firstGets).toEqual([...new Set(firstGets)]);
+    expect(firstGets.filter((p) => p?.startsWith("/api/organizations/demo/contents/"))).toHaveLength(9);
+    const firstPreflights = api(0, noCache, "OPTIONS");
+    expect(firstPreflights.map((l) => l.path)).toEqual([...new Set(firstPreflights.map((l) => l.path))]);
+    expect(firstPreflights.length).toBeLessThanOrEqual(10);
+    // Chromium does not use its preflight cache for a request that bypasses the HTTP cache, nor for one with a conditional header of its own.
+    const noCachePreflights = api(noCache, own, "OPTIONS").length;
+    const ownPreflights = api(own, seen.length, "OPTIONS").length;
+    console.log(
+      `browser: ${firstPreflights.length} preflights for 100 reads of 10 URLs in the default cache mode; ` +
+        `${noCachePreflights} for 9 reads with cache: "no-cache"; ${ownPreflights} for 9 with an If-None-Match of their own`,
+    );
+    expect([noCachePreflights, ownPreflights]).toEqual([9, 9]);
     await page.close();
   });
 

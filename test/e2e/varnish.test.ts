@@ -23,6 +23,7 @@ import { buildArgs, cliPath, runCli } from "../fixtures/cli.js";
 import { makeGate, openGate, shellQuote } from "../fixtures/hook.js";
 import { api, freePort, patchJson } from "../fixtures/http.js";
 import { REPO_ROOT } from "../fixtures/repo.js";
+import { withDb } from "../fixtures/database.js";
 import { pathExists } from "../fixtures/tree.js";
 import { startCliServer, stopCliServer, type CliServer } from "../fixtures/served-site.js";
 import { pollUntil } from "../fixtures/wait.js";
@@ -284,5 +285,35 @@ describe.skipIf(MISSING.length > 0 && !REQUIRED)("Varnish with xkey in front of 
     expect(await read("contents", key)).toMatchObject({ status: 401, fromCache: false });
     // The organization's other keys lost their cached answers with it, and get them again.
     expect(await read("contents")).toMatchObject({ status: 200, fromCache: false });
+  });
+  it("a preflight is answered by the cache after the first, per origin; an edit of allowed_origins purges it with the access hook", async () => {
+    const listed = "https://shop.northwind.example";
+    const preflight = async (origin: string): Promise<Read & { allowOrigin: string | null }> => {
+      const res = await fetch(base + api("demo", "contents/post-0001"), {
+        method: "OPTIONS",
+        headers: { origin, "access-control-request-method": "GET", "access-control-request-headers": "x-api-key" },
+      });
+      const ids = (res.headers.get("x-varnish") ?? "").trim().split(/\s+/);
+      return { status: res.status, body: await res.text(), fromCache: ids.length === 2, allowOrigin: res.headers.get("access-control-allow-origin") };
+    };
+    const setOrigins = async (origins: string[] | null) => {
+      const runs = hookRuns().length;
+      withDb(fx.db, (db) => db.prepare("UPDATE organizations SET allowed_origins = ? WHERE id = 'demo'").run(origins && JSON.stringify(origins)));
+      expect(await hookRun(runs + 1)).toMatchObject({ event: "access", status: "ok" });
+    };
+
+    expect(await preflight(listed)).toMatchObject({ status: 204, fromCache: false, allowOrigin: "*" });
+    expect(await preflight(listed)).toMatchObject({ status: 204, fromCache: true, allowOrigin: "*" });
+    // The method is part of the key: a GET of the same path is its own answer, and the preflight does not answer it.
+    expect(await read("contents/post-0001")).toMatchObject({ status: 200, fromCache: false });
+
+    await setOrigins([listed]);
+    expect(await preflight(listed)).toMatchObject({ status: 204, fromCache: false, allowOrigin: listed });
+    expect(await preflight(listed)).toMatchObject({ status: 204, fromCache: true, allowOrigin: listed });
+    // Another origin is another answer (Vary: Origin): no CORS header, the browser's refusal.
+    expect(await preflight("https://elsewhere.example")).toMatchObject({ status: 204, fromCache: false, allowOrigin: null });
+
+    await setOrigins(null);
+    expect(await preflight(listed)).toMatchObject({ status: 204, fromCache: false, allowOrigin: "*" });
   });
 });

@@ -141,16 +141,22 @@ const failure = (extra: Rules = {}, cors = ANY_ORIGIN): Rules => ({
 const READ_ALLOW = "GET, HEAD, OPTIONS";
 const WRITE_ALLOW = "PATCH, OPTIONS";
 
-/** A preflight's 204 (D11): the methods and headers allowed only to an allowed origin; Vary and Allow always. */
-const preflight = (allow: string, cors = ANY_ORIGIN): Rules => ({
+/**
+ * A preflight's 204 (D11): the methods and headers allowed only to an allowed
+ * origin; Vary, Allow, and what a cache keeps it by (two hours, the
+ * organization's tag) always.
+ */
+const preflight = (allow: string, orgId: string, cors = ANY_ORIGIN): Rules => ({
   vary: "x-api-key, Origin",
   allow,
+  "cache-control": "public, max-age=7200",
+  "cache-tag": `org:${orgId}`,
   ...cors,
   ...("access-control-allow-origin" in cors
     ? {
         "access-control-allow-methods": "GET, HEAD, PATCH, OPTIONS",
         "access-control-allow-headers": "x-api-key, content-type, if-match, if-none-match",
-        "access-control-max-age": "600",
+        "access-control-max-age": "7200",
       }
     : {}),
 });
@@ -246,10 +252,10 @@ const CASES: Case[] = [
   { name: "an origin not listed", target: `${HARBOR}/organization`, key: HARBOR_READ_KEY, headers: { origin: "https://evil.example" }, status: 200, answer: file("org:harbor,organization:harbor", NO_CORS), body: HARBOR_ORGANIZATION },
   { name: "no origin at a listing organization", target: `${HARBOR}/organization`, key: HARBOR_READ_KEY, status: 200, answer: file("org:harbor,organization:harbor", NO_CORS), body: HARBOR_ORGANIZATION },
   { name: "an error to a listed origin", target: `${HARBOR}/organization`, headers: { origin: HARBOR_ORIGIN }, status: 401, answer: failure({}, ORIGIN(HARBOR_ORIGIN)), body: errorBody("unauthorized") },
-  { name: "a preflight", method: "OPTIONS", target: `${DEMO}/blocks`, headers: { origin: "https://anywhere.example", "access-control-request-method": "GET" }, status: 204, answer: preflight(READ_ALLOW) },
-  { name: "a preflight of a write route", method: "OPTIONS", target: `${DEMO}/business-offers`, headers: { origin: "https://anywhere.example", "access-control-request-method": "PATCH" }, status: 204, answer: preflight(WRITE_ALLOW) },
-  { name: "a preflight from a listed origin", method: "OPTIONS", target: `${HARBOR}/blocks`, headers: { origin: HARBOR_ORIGIN }, status: 204, answer: preflight(READ_ALLOW, ORIGIN(HARBOR_ORIGIN)) },
-  { name: "a preflight from an origin not listed", method: "OPTIONS", target: `${HARBOR}/blocks`, headers: { origin: "https://evil.example" }, status: 204, answer: preflight(READ_ALLOW, NO_CORS) },
+  { name: "a preflight", method: "OPTIONS", target: `${DEMO}/blocks`, headers: { origin: "https://anywhere.example", "access-control-request-method": "GET" }, status: 204, answer: preflight(READ_ALLOW, "demo") },
+  { name: "a preflight of a write route", method: "OPTIONS", target: `${DEMO}/business-offers`, headers: { origin: "https://anywhere.example", "access-control-request-method": "PATCH" }, status: 204, answer: preflight(WRITE_ALLOW, "demo") },
+  { name: "a preflight from a listed origin", method: "OPTIONS", target: `${HARBOR}/blocks`, headers: { origin: HARBOR_ORIGIN }, status: 204, answer: preflight(READ_ALLOW, "harbor", ORIGIN(HARBOR_ORIGIN)) },
+  { name: "a preflight from an origin not listed", method: "OPTIONS", target: `${HARBOR}/blocks`, headers: { origin: "https://evil.example" }, status: 204, answer: preflight(READ_ALLOW, "harbor", NO_CORS) },
   { name: "a preflight of no route", method: "OPTIONS", target: `${DEMO}/nothing-here`, headers: { origin: "https://anywhere.example" }, status: 404, answer: failure(), body: errorBody("not_found") },
 ];
 
