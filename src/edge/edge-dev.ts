@@ -188,10 +188,17 @@ function keepDeployed(db: Db, out: string, runtime: EdgeRuntime, everyMs: number
 
   async function update(): Promise<void> {
     const nowLink = await readlink(out);
-    if (committed || nowLink !== link) writeEdgeDocument(db, out);
-    if (nowLink !== link) await runtime.redeploy(deploy(out, ++deploys));
-    await runtime.pushDocument();
+    // Taken before the document is read: a commit from here on sets it again, for the update queued after this one.
+    const sawCommit = committed;
     committed = false;
+    try {
+      if (sawCommit || nowLink !== link) writeEdgeDocument(db, out);
+      if (nowLink !== link) await runtime.redeploy(deploy(out, ++deploys));
+      await runtime.pushDocument();
+    } catch (error) {
+      committed ||= sawCommit;
+      throw error;
+    }
     link = nowLink;
   }
   function look(): void {
