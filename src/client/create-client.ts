@@ -120,6 +120,9 @@ export type Answer<T> = Fresh<T> | NotModified;
  */
 export type ReadResult<T, O extends CallOptions> = "ifNoneMatch" extends keyof O ? (O["ifNoneMatch"] extends undefined ? T : T | NotModified) : T;
 
+/** What a `withMeta` read resolves with: `Fresh`, or also `NotModified` when the call may have sent an `ifNoneMatch`. */
+export type AnswerResult<T, O extends CallOptions> = "ifNoneMatch" extends keyof O ? (O["ifNoneMatch"] extends undefined ? Fresh<T> : Answer<T>) : Fresh<T>;
+
 /** Whether a read's result is `NotModified` (the data held from the earlier answer is still current). */
 export function isNotModified(result: unknown): result is NotModified {
   return typeof result === "object" && result !== null && (result as { notModified?: unknown }).notModified === true && "meta" in result;
@@ -171,15 +174,15 @@ export interface CdsnapClient {
  * `ifNoneMatch` next time.
  */
 export interface CdsnapClientWithMeta {
-  blocks(options?: BlocksOptions): Promise<Answer<BlockList>>;
-  block(id: string, options?: CallOptions): Promise<Answer<Block>>;
-  blockBySlug(slug: string, options?: CallOptions): Promise<Answer<Block>>;
-  organization(options?: CallOptions): Promise<Answer<Organization>>;
-  contents(options?: CallOptions): Promise<Answer<ContentList>>;
-  content(id: string, options?: CallOptions): Promise<Answer<ContentDetail>>;
-  contentBySlug(slug: string, options?: CallOptions): Promise<Answer<ContentDetail>>;
-  references(id: string, options?: CallOptions): Promise<Answer<Reference[]>>;
-  categories(options?: CallOptions): Promise<Answer<CategoryList>>;
+  blocks<O extends BlocksOptions = {}>(options?: O): Promise<AnswerResult<BlockList, O>>;
+  block<O extends CallOptions = {}>(id: string, options?: O): Promise<AnswerResult<Block, O>>;
+  blockBySlug<O extends CallOptions = {}>(slug: string, options?: O): Promise<AnswerResult<Block, O>>;
+  organization<O extends CallOptions = {}>(options?: O): Promise<AnswerResult<Organization, O>>;
+  contents<O extends CallOptions = {}>(options?: O): Promise<AnswerResult<ContentList, O>>;
+  content<O extends CallOptions = {}>(id: string, options?: O): Promise<AnswerResult<ContentDetail, O>>;
+  contentBySlug<O extends CallOptions = {}>(slug: string, options?: O): Promise<AnswerResult<ContentDetail, O>>;
+  references<O extends CallOptions = {}>(id: string, options?: O): Promise<AnswerResult<Reference[], O>>;
+  categories<O extends CallOptions = {}>(options?: O): Promise<AnswerResult<CategoryList, O>>;
   /** `meta.etag` is the organization's new ETag, for the next `ifMatch`. */
   updateBusinessDescription(text: string, options?: UpdateOptions): Promise<Fresh<BusinessDescriptionResponse>>;
   updateBusinessOffers(list: readonly BusinessOfferInput[], options?: UpdateOptions): Promise<Fresh<BusinessOffersResponse>>;
@@ -295,8 +298,9 @@ export function createClient(options: ClientOptions): CdsnapClient {
     }
   }
 
-  const readWithMeta = <T>(route: Route, o: CallOptions | undefined, query?: string): Promise<Answer<T>> =>
-    send<T>({ method: "GET", route, query, signal: o?.signal, ifNoneMatch: o?.ifNoneMatch });
+  // A read's type (AnswerResult, ReadResult) follows from its options at the call site, which no implementation sees.
+  const readWithMeta = <T>(route: Route, o: CallOptions | undefined, query?: string) =>
+    send<T>({ method: "GET", route, query, signal: o?.signal, ifNoneMatch: o?.ifNoneMatch }) as Promise<never>;
   const patchWithMeta = async <T>(route: Route, body: unknown, o: UpdateOptions | undefined): Promise<Fresh<T>> =>
     (await send<T>({ method: "PATCH", route, body, ifMatch: o?.ifMatch, signal: o?.signal })) as Fresh<T>;
 
@@ -320,12 +324,10 @@ export function createClient(options: ClientOptions): CdsnapClient {
   };
 
   // The plain form of a read: the data, or the NotModified a conditional call may get.
-  const dataOf = async <T>(answer: Promise<Answer<T>>): Promise<T | NotModified> => {
+  const plain = async <T>(answer: Promise<Answer<T>>): Promise<never> => {
     const settled = await answer;
-    return settled.notModified ? settled : settled.data;
+    return (settled.notModified ? settled : settled.data) as never;
   };
-  // A plain read's type (ReadResult) follows from its options at the call site, which no implementation sees.
-  const plain = <T>(answer: Promise<Answer<T>>) => dataOf(answer) as Promise<never>;
 
   return {
     withMeta,

@@ -19,6 +19,7 @@ export {
   type CdsnapClientWithMeta,
   type Answer,
   type AnswerMeta,
+  type AnswerResult,
   type Fresh,
   type NotModified,
   type ReadResult,

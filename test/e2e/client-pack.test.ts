@@ -15,17 +15,22 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_ORG_ID, DEMO_READ_KEY } from "../../src/db/demo-seed.js";
 import { copyWorkingTree, ok, run, STEP_TIMEOUT_MS } from "../fixtures/pack.js";
+import { REPO_ROOT } from "../fixtures/repo.js";
 import { startSite, type StartedSite } from "../fixtures/served-site.js";
 
 const PACK_TIMEOUT_MS = 5 * 60_000;
 /** The TypeScript lines the client's declarations are tried with: what npm installs today, and the oldest supported. */
 const TYPESCRIPTS = { current: "latest", oldest: "5.0.4" } as const;
 
-/** The project's tsconfig.json for a browser frontend, as docs/frontends.md gives it. */
-const BROWSER_TSCONFIG = {
-  compilerOptions: { module: "nodenext", moduleResolution: "nodenext", target: "es2022", lib: ["es2022", "dom"], strict: true, noEmit: true },
-  files: ["good.ts"],
-};
+const FRONTENDS = path.join(REPO_ROOT, "docs/frontends.md");
+
+/** The code block right after `<!-- frontends-check: NAME -->` on docs/frontends.md: what the page tells a reader to write. */
+async function pageBlock(name: string): Promise<string> {
+  const page = await readFile(FRONTENDS, "utf8");
+  const match = new RegExp(`^<!-- frontends-check: ${name.replace(/\./g, "\\.")} -->\\n(\`{3,})\\w*\\n([\\s\\S]*?)\\n\\1$`, "m").exec(page);
+  if (!match) throw new Error(`docs/frontends.md has no code block marked frontends-check: ${name}`);
+  return `${match[2]}\n`;
+}
 
 let dir: string;
 let project: string;
@@ -117,7 +122,10 @@ console.log(JSON.stringify({ id: first.data.id, title: first.data.title, tags: f
       tsc = path.join(tools, "node_modules", ".bin", "tsc");
       tscVersion = (await ok(project, tsc, ["--version"])).trim();
       console.log(`@cdsnap/client types checked with ${tscVersion} (${line})`);
-      await writeFile(path.join(project, "tsconfig.json"), `${JSON.stringify(BROWSER_TSCONFIG, null, 2)}\n`);
+      // The page's tsconfig.json, and its shared module for Nuxt and SvelteKit, as a reader would copy them.
+      const tsconfig = JSON.parse(await pageBlock("tsconfig.json")) as Record<string, unknown>;
+      await writeFile(path.join(project, "tsconfig.json"), `${JSON.stringify({ ...tsconfig, files: ["good.ts", "cms.ts"] }, null, 2)}\n`);
+      await writeFile(path.join(project, "cms.ts"), await pageBlock("cms.ts"));
       await writeFile(
         path.join(project, "good.ts"),
         `import { createClient, CdsnapApiError, isNotModified, type Block, type ContentDetail, type ContentSummary, type NotModified } from "@cdsnap/client";
