@@ -14,7 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_ORG_ID, DEMO_READ_KEY } from "../../src/db/demo-seed.js";
-import { copyWorkingTree, ok, run, STEP_TIMEOUT_MS } from "../fixtures/pack.js";
+import { clientUse, copyWorkingTree, ok, run, STEP_TIMEOUT_MS } from "../fixtures/pack.js";
 import { REPO_ROOT } from "../fixtures/repo.js";
 import { startSite, type StartedSite } from "../fixtures/served-site.js";
 
@@ -128,23 +128,7 @@ console.log(JSON.stringify({ id: first.data.id, title: first.data.title, tags: f
       await writeFile(path.join(project, "cms.ts"), await pageBlock("cms.ts"));
       await writeFile(
         path.join(project, "good.ts"),
-        `import { createClient, CdsnapApiError, isNotModified, type Block, type ContentDetail, type ContentSummary, type NotModified } from "@cdsnap/client";
-
-const cms = createClient({ baseUrl: "https://cdn.example.com", apiKey: "key", orgId: "demo" });
-export async function titles(signal: AbortSignal): Promise<string[]> {
-  try {
-    const posts: ContentSummary[] = (await cms.contents({ signal })).items;
-    return posts.map((post) => post.title);
-  } catch (error) {
-    if (error instanceof CdsnapApiError) return [\`\${error.status} \${error.code}\`];
-    throw error;
-  }
-}
-export async function texts(): Promise<string[]> {
-  const blocks: Block[] = (await cms.blocks({ pages: ["home"] })).items;
-  return blocks.flatMap((block) => block.fields).flatMap((field) => (field.type === "text" ? [field.value] : [field.value.url]));
-}
-export async function refresh(kept: { etag: string; post: ContentDetail }): Promise<ContentDetail> {
+        `${clientUse("@cdsnap/client", ["isNotModified", "type ContentDetail", "type NotModified"])}export async function refresh(kept: { etag: string; post: ContentDetail }): Promise<ContentDetail> {
   const answer: ContentDetail | NotModified = await cms.content(kept.post.id, { ifNoneMatch: kept.etag });
   if (isNotModified(answer)) return kept.post;
   return answer;

@@ -20,7 +20,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_ORG_ID } from "../../src/db/demo-seed.js";
-import { copyWorkingTree, ok, run, STEP_TIMEOUT_MS, userEnv } from "../fixtures/pack.js";
+import { clientUse, copyWorkingTree, ok, run, STEP_TIMEOUT_MS, userEnv } from "../fixtures/pack.js";
 import { REPO_ROOT } from "../fixtures/repo.js";
 
 const TSC = path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
@@ -210,23 +210,7 @@ console.log(JSON.stringify({ contents, first, refused: refused instanceof Cdsnap
       await writeFile(path.join(project, "tsconfig.json"), `${JSON.stringify(USER_TSCONFIG, null, 2)}\n`);
       await writeFile(
         path.join(project, "good.ts"),
-        `import { createClient, CdsnapApiError, type ContentSummary, type Block } from "cdsnap/client";
-
-const cms = createClient({ baseUrl: "https://cdn.example.com", apiKey: "key", orgId: "demo" });
-export async function titles(signal: AbortSignal): Promise<string[]> {
-  try {
-    const posts: ContentSummary[] = (await cms.contents({ signal })).items;
-    return posts.map((post) => post.title);
-  } catch (error) {
-    if (error instanceof CdsnapApiError) return [\`\${error.status} \${error.code}\`];
-    throw error;
-  }
-}
-export async function texts(): Promise<string[]> {
-  const blocks: Block[] = (await cms.blocks({ pages: ["home"] })).items;
-  return blocks.flatMap((block) => block.fields).flatMap((field) => (field.type === "text" ? [field.value] : [field.value.url]));
-}
-`,
+        clientUse("cdsnap/client"),
       );
       await writeFile(
         path.join(project, "bad.ts"),

@@ -162,36 +162,55 @@ describe("kill -9 a build", () => {
   });
 });
 
+// --------------------------------------------------------------- small filesystems
+
+/**
+ * A tmpfs of `size` mounted for one test, unmounted after it: `mount()` gives
+ * its folder, or null where this user cannot mount one (not root), which a
+ * test then skips; as root a failure to mount is the test's failure.
+ */
+function smallFilesystem(name: string, size: string) {
+  let mounted: string | undefined;
+  afterAll(async () => {
+    if (!mounted) return;
+    try {
+      execFileSync("umount", [mounted]);
+    } catch {
+      execFileSync("umount", ["-l", mounted]);
+    }
+    await rm(mounted, { recursive: true, force: true });
+  });
+  return async (): Promise<string | null> => {
+    const dir = path.join(os.tmpdir(), `cdsnap-${name}-${randomBytes(4).toString("hex")}`);
+    await mkdir(dir);
+    try {
+      execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stdio: "pipe" });
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      if (process.getuid?.() === 0) throw error;
+      return null;
+    }
+    mounted = dir;
+    return dir;
+  };
+}
+
 // --------------------------------------------------------------- full disk
 
 describe("a full output filesystem", () => {
   let site: Site;
-  let mount: string | undefined;
+  const mountSmall = smallFilesystem("enospc", "2m");
 
   beforeAll(async () => {
     site = await makeSite({ built: false });
   });
   afterAll(async () => {
-    if (mount) {
-      try {
-        execFileSync("umount", [mount]);
-      } catch {
-        execFileSync("umount", ["-l", mount]);
-      }
-      await rm(mount, { recursive: true, force: true });
-    }
     await removeFixture(site);
   });
 
   it("a build that runs out of space fails cleanly, leaves the live tree intact, and a later build converges", { timeout: budget(120_000, 2) }, async (ctx) => {
-    const dir = path.join(os.tmpdir(), `cdsnap-enospc-${randomBytes(4).toString("hex")}`);
-    await mkdir(dir);
-    try {
-      execFileSync("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", dir], { stdio: "pipe" });
-      mount = dir;
-    } catch (error) {
-      await rm(dir, { recursive: true, force: true });
-      if (process.getuid?.() === 0) throw error;
+    const mount = await mountSmall();
+    if (!mount) {
       figures.enospc.reason = "not root: cannot mount a small tmpfs";
       printFigures(`crashes, full disk: skipped because this user (uid ${process.getuid?.()}) cannot mount a tmpfs`);
       ctx.skip();
@@ -221,7 +240,7 @@ describe("a full output filesystem", () => {
       expect(now.unparsable).toEqual([]);
       figures.enospc.liveIntact++;
       // The half-written generation was removed: only the live one is left.
-      expect(await readdir(path.join(mount!, ".site.cdsnap", "gens")), what).toEqual([link.split("/").at(-2)]);
+      expect(await readdir(path.join(mount, ".site.cdsnap", "gens")), what).toEqual([link.split("/").at(-2)]);
     };
 
     // A next generation far larger than the filesystem.
@@ -253,32 +272,18 @@ describe("a full output filesystem", () => {
 
 describe("a read-only output filesystem", () => {
   let site: Site;
-  let mount: string | undefined;
+  const mountSmall = smallFilesystem("erofs", "16m");
 
   beforeAll(async () => {
     site = await makeSite({ built: false });
   });
   afterAll(async () => {
-    if (mount) {
-      try {
-        execFileSync("umount", [mount]);
-      } catch {
-        execFileSync("umount", ["-l", mount]);
-      }
-      await rm(mount, { recursive: true, force: true });
-    }
     await removeFixture(site);
   });
 
   it("a build the machine refuses to write says what and where, exits 1 (not a bug's 70), and leaves the tree as it was", { timeout: budget(60_000, 2) }, async (ctx) => {
-    const dir = path.join(os.tmpdir(), `cdsnap-erofs-${randomBytes(4).toString("hex")}`);
-    await mkdir(dir);
-    try {
-      execFileSync("mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", dir], { stdio: "pipe" });
-      mount = dir;
-    } catch (error) {
-      await rm(dir, { recursive: true, force: true });
-      if (process.getuid?.() === 0) throw error;
+    const mount = await mountSmall();
+    if (!mount) {
       printFigures(`crashes, read-only disk: skipped because this user (uid ${process.getuid?.()}) cannot mount a tmpfs`);
       ctx.skip();
       return;
