@@ -3,18 +3,24 @@
  * (what a clone has, plus uncommitted work) and `npm pack`ed there, so
  * `prepare` must build every bundle and declaration from nothing; the tarball
  * is installed into an empty project whose package.json is what
- * docs/install.md tells a user to write, by a real `npm install` that compiles
- * better-sqlite3. Then, inside that project only: `npx cdsnap` runs, creates a
+ * docs/install.md tells a user to write, by a real `npm install`, whose
+ * better-sqlite3 install script fetches its prebuilt binding as it would from
+ * GitHub, here from a host on 127.0.0.1 that offers the binding this
+ * repository's own install compiled (every CI run compiles it from source
+ * twice already: the repository's install and Node 26's). Then, inside that
+ * project only: `npx cdsnap` runs, creates a
  * database, builds and serves a tree; a plain .mjs file reads it through
  * `cdsnap/client`; and TypeScript under the settings docs/install.md gives
  * accepts a correct use of the client's types, rejects a wrong one, and cannot
  * find the types at all under `moduleResolution: node`, as the doc says.
  *
- * Slow (the install compiles better-sqlite3: a minute or two) but it needs
- * only npm, so it always runs.
+ * It needs only npm, so it always runs.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -38,8 +44,31 @@ const USER_TSCONFIG = {
 /** `npx --yes=false`: the project's own cdsnap or a failure, never an install of some other package of that name. */
 const npx = (cwd: string, ...args: string[]) => ok(cwd, "npx", ["--yes=false", "cdsnap", ...args]);
 
+/**
+ * A prebuild host for better-sqlite3 (what prebuild-install downloads from
+ * GitHub, `<host>/v<version>/<name>-v<version>-node-v<abi>-<platform>-<arch>.tar.gz`)
+ * offering the binding this repository's install built for this Node.
+ */
+async function startPrebuildHost(into: string): Promise<{ url: string; asked: string[]; server: Server }> {
+  const sqlite = path.join(REPO_ROOT, "node_modules", "better-sqlite3");
+  const { version } = JSON.parse(await readFile(path.join(sqlite, "package.json"), "utf8")) as { version: string };
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  await mkdir(path.join(into, `v${version}`), { recursive: true });
+  await ok(sqlite, "tar", ["-czf", path.join(into, `v${version}`, name), "build/Release/better_sqlite3.node"]);
+  const asked: string[] = [];
+  const server = createServer((req, res) => {
+    asked.push(req.url ?? "");
+    if (req.url !== `/v${version}/${name}`) return void res.writeHead(404).end();
+    res.writeHead(200, { "content-type": "application/gzip" });
+    createReadStream(path.join(into, `v${version}`, name)).pipe(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, asked, server };
+}
+
 let dir: string;
 let project: string;
+let prebuildHost: Awaited<ReturnType<typeof startPrebuildHost>> | undefined;
 let tarballFiles: string[];
 let server: ChildProcess | undefined;
 let serverUrl: string;
@@ -89,10 +118,14 @@ beforeAll(async () => {
   tarballFiles = (await ok(packed, "tar", ["-tzf", tgz])).split("\n").filter(Boolean);
 
   await writeFile(path.join(project, "package.json"), `${JSON.stringify(USER_PACKAGE, null, 2)}\n`);
-  await ok(project, "npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tgz], INSTALL_TIMEOUT_MS);
+  prebuildHost = await startPrebuildHost(path.join(dir, "prebuilds"));
+  await ok(project, "npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tgz], INSTALL_TIMEOUT_MS, {
+    npm_config_better_sqlite3_binary_host_mirror: prebuildHost.url,
+  });
 }, INSTALL_TIMEOUT_MS + 5 * 60_000);
 
 afterAll(async () => {
+  await new Promise<void>((resolve) => (prebuildHost ? prebuildHost.server.close(() => resolve()) : resolve()));
   if (server && server.exitCode === null) {
     const exited = new Promise((resolve) => server?.once("exit", resolve));
     server.kill("SIGTERM");
@@ -118,6 +151,10 @@ describe("the npm pack tarball", () => {
 });
 
 describe("installed into an empty project", () => {
+  it("ran better-sqlite3's install script (allowScripts), which fetched its prebuilt binding", () => {
+    expect(prebuildHost!.asked).toEqual([expect.stringMatching(/^\/v[\d.]+\/better-sqlite3-v[\d.]+-node-v\d+-linux-x64\.tar\.gz$/)]);
+  });
+
   it("npx cdsnap --help lists the commands", async () => {
     const help = await npx(project, "--help");
     expect(help).toMatch(/^Usage: cdsnap/);
