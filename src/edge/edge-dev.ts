@@ -23,6 +23,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { openContractDatabase } from "../db/contract-schema.js";
 import type { Db } from "../db/open.js";
+import { orNullOn } from "../errno.js";
 import { watchCommits } from "../db/watch-commits.js";
 import { listTree } from "../emit/list-tree.js";
 import { linkInto } from "../emit/tree-files.js";
@@ -137,10 +138,7 @@ async function startRuntime(Miniflare: MiniflareModule["Miniflare"], bundle: str
     const runtime: EdgeRuntime = {
       url: url.origin,
       async pushDocument() {
-        const text = await readFile(docFile, "utf8").catch((error: NodeJS.ErrnoException) => {
-          if (error.code === "ENOENT") return null;
-          throw error;
-        });
+        const text = await orNullOn(readFile(docFile, "utf8"), "ENOENT");
         if (text !== null && text !== pushed) {
           await kv.put("edge.json", text);
           pushed = text;

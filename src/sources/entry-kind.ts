@@ -4,12 +4,10 @@
  * that leads nowhere, and why. list-posts.ts decides what each means.
  */
 import { statSync, type Dirent, type Stats } from "node:fs";
+import { isErrnoCode } from "../errno.js";
 
 /** The entry was removed after its folder was listed. */
-export function isGone(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === "ENOENT" || code === "ENOTDIR";
-}
+export const isGone = (error: unknown): boolean => isErrnoCode(error, "ENOENT", "ENOTDIR");
 
 /** Why an entry cannot be read, said to a person. */
 export function unreadable(error: unknown): string {

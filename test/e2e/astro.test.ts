@@ -28,13 +28,12 @@ import type { ContentList, Organization } from "../../src/client/api-types.js";
 import { DEMO_ORG_ID, DEMO_READ_KEY } from "../../src/db/demo-seed.js";
 import { buildFixture, removeFixture } from "../fixtures/build-fixture.js";
 import { CHROMIUM_REQUIRED, HAVE_CHROMIUM, launchChromium, warnIfNoChromium } from "../fixtures/chromium.js";
-import { copyWorkingTree, ok, run, STEP_TIMEOUT_MS, userEnv } from "../fixtures/pack.js";
+import { copyWorkingTree, ok, packTarball, PACK_TIMEOUT_MS, run, STEP_TIMEOUT_MS, userEnv } from "../fixtures/pack.js";
 import { DEMO_CONTENT, REPO_ROOT } from "../fixtures/repo.js";
 import { makeSite, serveSite, type Served, type Site } from "../fixtures/served-site.js";
 
 warnIfNoChromium("the Astro site in a browser");
 
-const PACK_TIMEOUT_MS = 5 * 60_000;
 const EDITED = {
   file: "demo/2026/notes-from-the-cupping-table.md",
   id: "post-0012",
@@ -62,13 +61,7 @@ beforeAll(async () => {
   await copyWorkingTree(source);
   let started = performance.now();
   // Side by side: each prepack is a bundle and a TypeScript program of its own.
-  const pack = async (name: "client" | "astro") => {
-    const printed = await ok(source, "npm", ["pack", "-w", `packages/${name}`, "--pack-destination", packs], PACK_TIMEOUT_MS);
-    const file = printed.trim().split("\n").pop()!;
-    if (!file.endsWith(".tgz")) throw new Error(`npm pack -w packages/${name} printed no tarball: ${printed}`);
-    return path.join(packs, file);
-  };
-  const [client, astro] = await Promise.all([pack("client"), pack("astro")]);
+  const [client, astro] = await Promise.all([packTarball(source, packs, "client"), packTarball(source, packs, "astro")]);
   tarballs = { client, astro };
   console.log(`@cdsnap/astro: npm pack of both packages took ${seconds(started)}`);
 

@@ -14,11 +14,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_ORG_ID, DEMO_READ_KEY } from "../../src/db/demo-seed.js";
-import { clientUse, copyWorkingTree, ok, run, STEP_TIMEOUT_MS } from "../fixtures/pack.js";
+import { clientUse, copyWorkingTree, ok, packTarball, PACK_TIMEOUT_MS, run, STEP_TIMEOUT_MS } from "../fixtures/pack.js";
 import { REPO_ROOT } from "../fixtures/repo.js";
 import { startSite, type StartedSite } from "../fixtures/served-site.js";
 
-const PACK_TIMEOUT_MS = 5 * 60_000;
 /** The TypeScript lines the client's declarations are tried with: what npm installs today, and the oldest supported. */
 const TYPESCRIPTS = { current: "latest", oldest: "5.0.4" } as const;
 
@@ -47,10 +46,7 @@ beforeAll(async () => {
   await mkdir(packs);
   await mkdir(project);
   await copyWorkingTree(source);
-  await ok(source, "npm", ["pack", "-w", "packages/client", "--pack-destination", packs], PACK_TIMEOUT_MS);
-  const [tarball] = (await readdir(packs)).filter((name) => name.endsWith(".tgz"));
-  if (!tarball) throw new Error("npm pack wrote no tarball");
-  const tgz = path.join(packs, tarball);
+  const tgz = await packTarball(source, packs, "client");
   tarballFiles = (await ok(packs, "tar", ["-tzf", tgz])).split("\n").filter(Boolean);
   packed = JSON.parse(await ok(packs, "tar", ["-xzOf", tgz, "package/package.json"])) as Record<string, unknown>;
 

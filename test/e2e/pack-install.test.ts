@@ -26,7 +26,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_ORG_ID } from "../../src/db/demo-seed.js";
-import { clientUse, copyWorkingTree, ok, run, STEP_TIMEOUT_MS, userEnv } from "../fixtures/pack.js";
+import { clientUse, copyWorkingTree, ok, packTarball, run, STEP_TIMEOUT_MS, userEnv } from "../fixtures/pack.js";
 import { REPO_ROOT } from "../fixtures/repo.js";
 
 const TSC = path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
@@ -111,10 +111,7 @@ beforeAll(async () => {
   await mkdir(project);
 
   await copyWorkingTree(source);
-  await ok(source, "npm", ["pack", "--pack-destination", packed], 300_000);
-  const [tarball] = (await readdir(packed)).filter((name) => name.endsWith(".tgz"));
-  if (!tarball) throw new Error("npm pack wrote no tarball");
-  const tgz = path.join(packed, tarball);
+  const tgz = await packTarball(source, packed);
   tarballFiles = (await ok(packed, "tar", ["-tzf", tgz])).split("\n").filter(Boolean);
 
   await writeFile(path.join(project, "package.json"), `${JSON.stringify(USER_PACKAGE, null, 2)}\n`);
