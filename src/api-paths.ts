@@ -9,7 +9,7 @@
  * `.`, so no file name can equal a folder name, and with `by-slug` reserved as an
  * id (D9) every path has exactly one file and every file exactly one path.
  */
-import { kindOf, PARAMS, ROUTE_KINDS, ROUTES, type ParamName, type ParamSpec, type Route, type RouteKind } from "./route-table.js";
+import { kindOf, kindsWith, PARAMS, ROUTE_KINDS, ROUTES, type ParamName, type ParamSpec, type Route, type RouteKind } from "./route-table.js";
 
 export type { Route, RouteKind } from "./route-table.js";
 
@@ -131,36 +131,71 @@ export function orgInFolder(rel: string): string {
 
 /**
  * The two parts of an organization's tree that a build plans apart: `posts`
- * (the contents list and every post's files, made from the markdown posts and
- * the category names) and `rows` (every other file, made from the database
- * rows alone). An edited post leaves the rows' files as they are; a changed
- * block leaves the posts' files.
+ * (the contents list, its pages and every post's files, made from the markdown
+ * posts and the category names) and `rows` (every other file, made from the
+ * database rows alone). An edited post leaves the rows' files as they are; a
+ * changed block leaves the posts' files.
  */
 export type OrgPart = "rows" | "posts";
 
-// Every post route lies under the contents list's path (`…/{orgId}/contents`, `…/{orgId}/contents/…`), and no other route does.
-let postsSection: string | undefined;
+/**
+ * The post routes lie in two sections of an organization's folder: the list's
+ * (`…/{orgId}/contents`, and all under `…/contents/`) and, for the pages of a
+ * category, under another section's folder (`…/{orgId}/categories/`), whose
+ * own file (`categories.json`) is a row's.
+ */
+let postsSections: { list: string; folders: string[] } | undefined;
 
-const postsSectionName = () => (postsSection ??= ROUTES[kindOf("post", "list")].path.split("/").at(-1)!);
+function sectionsOfPosts() {
+  if (!postsSections) {
+    const sectionOf = (kind: RouteKind) => ROUTES[kind].path.split("/")[4]!;
+    const list = sectionOf(kindOf("post", "list"));
+    const folders = [...new Set(kindsWith("post", "page").map(sectionOf))].filter((s) => s !== list).sort();
+    postsSections = { list, folders };
+  }
+  return postsSections;
+}
 
 /**
  * The key ranges [from, to) of the paths of an organization's files, or of one
  * part of them, in code unit order: "/" + 1 is "0", and "." + 1 is "/", so
- * `contents.` up to `contents0` holds exactly the list file and what lies under it.
+ * `contents.` up to `contents0` holds exactly the list file and what lies
+ * under it, and `categories/` up to `categories0` what lies under that folder.
  */
 export function partRanges(orgId: string, part?: OrgPart): [string, string][] {
   const folder = orgFolderOf(orgId);
   const end = `${folder.slice(0, -1)}0`;
   if (part === undefined) return [[folder, end]];
-  const posts: [string, string] = [`${folder}${postsSectionName()}.`, `${folder}${postsSectionName()}0`];
-  return part === "posts" ? [posts] : [[folder, posts[0]], [posts[1], end]];
+  const { list, folders } = sectionsOfPosts();
+  const posts: [string, string][] = folders.map((section) => [`${folder}${section}/`, `${folder}${section}0`]);
+  posts.push([`${folder}${list}.`, `${folder}${list}0`]);
+  posts.sort((a, b) => (a[0] < b[0] ? -1 : 1));
+  if (part === "posts") return posts;
+  const rows: [string, string][] = [];
+  let from = folder;
+  for (const [start, stop] of posts) {
+    rows.push([from, start]);
+    from = stop;
+  }
+  rows.push([from, end]);
+  return rows;
 }
 
 /** The part of its organization's tree a file belongs to. */
 export function partOfFile(rel: string): OrgPart {
-  const section = postsSectionName();
+  const { list, folders } = sectionsOfPosts();
   const start = rel.indexOf("/", ORGS_FOLDER.length) + 1;
-  if (!rel.startsWith(section, start)) return "rows";
-  const next = rel.charCodeAt(start + section.length);
-  return next === 0x2f /* / */ || next === 0x2e /* . */ ? "posts" : "rows";
+  const after = (section: string) => (rel.startsWith(section, start) ? rel.charCodeAt(start + section.length) : -1);
+  const next = after(list);
+  if (next === 0x2f /* / */ || next === 0x2e /* . */) return "posts";
+  return folders.some((section) => after(section) === 0x2f) ? "posts" : "rows";
+}
+
+/** The key ranges of an organization's page files (role `page`): a rebuild reads their entries apart from the posts'. */
+export function pageRanges(orgId: string): [string, string][] {
+  const folder = orgFolderOf(orgId);
+  return kindsWith("post", "page").map((kind) => {
+    const prefix = `${folder}${ROUTES[kind].path.split("/").slice(4).join("/").split("{")[0]}`;
+    return [prefix, `${prefix.slice(0, -1)}0`] as [string, string];
+  });
 }

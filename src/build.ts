@@ -42,9 +42,10 @@ import { keepLive, publishGeneration } from "./emit/publish-generation.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
 import { acquireBuildLock, assertReplaceable, treeStoreOf, type TreeStore } from "./emit/tree-store.js";
 import { discardGeneration, writeGeneration, type ChangedPaths, type WriteResult } from "./emit/write-generation.js";
-import { InvalidSourcesError, type Problem } from "./errors.js";
+import { InvalidSourcesError, UsageError, type Problem } from "./errors.js";
 import { EDGE_FILE_LIMIT, postsWarned, treeFileWarnings, type TreeFileSize } from "./model/edge-file-limit.js";
 import { changedTags } from "./on-change/change-set.js";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./render/pages.js";
 import { planOrg, type OrgPlan } from "./render/render-org.js";
 import type { BuildReport, OrgReport } from "./report.js";
 import { kindOf, ROUTES } from "./route-table.js";
@@ -64,6 +65,11 @@ export interface BuildOptions {
   /** Post bodies kept in memory between validation and rendering (UTF-16 units); the rest are read twice. */
   bodyBudget?: number;
   /**
+   * Items a page of a list holds (`/contents/page/{n}`); without it, the live
+   * tree's page size, or {@link DEFAULT_PAGE_SIZE} for a first build.
+   */
+  pageSize?: number;
+  /**
    * Look at every file of the live tree instead of trusting the build state,
    * and make the next generation from nothing: repairs a tree changed by hand.
    */
@@ -82,6 +88,10 @@ const CODE_VERSION = createHash("sha256")
 
 /** Builds the tree; throws InvalidSourcesError (with every problem) on bad data. */
 export async function build(options: BuildOptions): Promise<BuildReport> {
+  const { pageSize } = options;
+  if (pageSize !== undefined && !(Number.isInteger(pageSize) && pageSize >= 1 && pageSize <= MAX_PAGE_SIZE)) {
+    throw new UsageError(`the page size must be a whole number from 1 to ${MAX_PAGE_SIZE}, not ${pageSize}`);
+  }
   const store = treeStoreOf(options.out);
   await assertReplaceable(store);
   // Held from before the live generation is read until the swap: what this
@@ -100,14 +110,17 @@ interface BuildInput {
   now: number;
   /** The organizations of an `--org` build, sorted; undefined for all. */
   orgIds: readonly string[] | undefined;
+  pageSize: number;
 }
 
 async function runStages(options: BuildOptions, store: TreeStore): Promise<BuildReport> {
   const stage = stageTimer();
   const orgIds = options.orgs && options.orgs.length > 0 ? [...new Set(options.orgs)].sort() : undefined;
-  const input: BuildInput = { options, store, now: (options.now ?? new Date()).getTime(), orgIds };
-
   const previous = await stage("readPrevious", () => readPreviousBuild(store, { verify: options.verify }));
+  // A build not told the page size keeps the live tree's: `serve` and `dev` build with no flag for it.
+  const pageSize = options.pageSize ?? previous.state.pageSize ?? DEFAULT_PAGE_SIZE;
+  const input: BuildInput = { options, store, now: (options.now ?? new Date()).getTime(), orgIds, pageSize };
+
   const sources = await stage("loadSources", () => loadValidSources(input, previous));
   const plan = await stage("plan", () => planBuild(input, previous, sources));
   const written = await stage("write", () => write(input, plan));
@@ -126,7 +139,7 @@ async function loadValidSources(input: BuildInput, previous: PreviousBuild) {
   const parts = new Map<string, { rows: boolean; posts: boolean }>();
   const kept = (rows: OrgRows, posts: readonly PostIdentity[] | null) => {
     let found = parts.get(rows.id);
-    if (!found) parts.set(rows.id, (found = keptPartsOf(previous, CODE_VERSION, input.now, rows, posts)));
+    if (!found) parts.set(rows.id, (found = keptPartsOf(previous, { codeVersion: CODE_VERSION, pageSize: input.pageSize }, input.now, rows, posts)));
     return found;
   };
   const sources = await loadSources(
@@ -169,10 +182,10 @@ function planBuild(input: BuildInput, previous: PreviousBuild, sources: Sources)
     const parts = partsOf(org.id);
     const stored = state.orgs.get(org.id);
     const kept = (parts.rows || parts.posts) && stored ? { ...parts, counts: stored.counts, nextPublishAt: stored.nextPublishAt } : undefined;
-    return planOrg(org, posts.byOrg.get(org.id) ?? [], input.now, kept);
+    return planOrg(org, posts.byOrg.get(org.id) ?? [], input.now, { kept, pageSize: input.pageSize });
   });
   const keep = (orgId: string) => input.orgIds !== undefined || (posts.kept.has(orgId) && rowsKept.has(orgId));
-  const generation = planGeneration(previous, orgPlans, { keep, codeVersion: CODE_VERSION });
+  const generation = planGeneration(previous, orgPlans, { keep, codeVersion: CODE_VERSION, pageSize: input.pageSize });
   const keptExpectation = (orgId: string) => {
     const parts = partsOf(orgId);
     if (!parts.rows && !parts.posts) return {};
@@ -192,7 +205,7 @@ function planBuild(input: BuildInput, previous: PreviousBuild, sources: Sources)
     planned.map((org) => {
       const rows = rowsOf.get(org.id)!;
       const identities = (posts.byOrg.get(org.id) ?? []).map((p) => ({ rel: p.file, sha256: p.sha256 }));
-      const postsDigest = partsOf(org.id).posts ? state.orgs.get(org.id)!.postsDigest : postsDigestOf(CODE_VERSION, rows, identities);
+      const postsDigest = partsOf(org.id).posts ? state.orgs.get(org.id)!.postsDigest : postsDigestOf(CODE_VERSION, input.pageSize, rows, identities);
       return [org.id, { rowsDigest: rowsDigestOf(CODE_VERSION, rows), postsDigest }];
     }),
   );

@@ -14,7 +14,7 @@ import type { ShapeName } from "./model/shapes.js";
 
 export interface ParamSpec {
   /** The member of a {@link Route} that holds the value. */
-  field: "orgId" | "id" | "slug";
+  field: "orgId" | "id" | "slug" | "page";
   pattern: RegExp;
   maxLength?: number;
   /** A value the pattern allows that never names an item (D9). */
@@ -41,6 +41,16 @@ export const PARAMS = {
     field: "slug",
     pattern: SLUG_PATTERN,
     maxLength: 200,
+  },
+  categorySlug: {
+    field: "slug",
+    pattern: SLUG_PATTERN,
+    maxLength: 200,
+  },
+  /** A page number as written, from 1: no sign, no leading zero, so each page has one path. */
+  page: {
+    field: "page",
+    pattern: /^[1-9][0-9]{0,6}$/,
   },
 } as const satisfies Record<string, ParamSpec>;
 
@@ -120,9 +130,10 @@ export type Entity = "organization" | "block" | "post" | "category";
 /**
  * - `single`, `list`: one file per organization;
  * - `byId`, `bySlug`, `references`: one file per published item;
+ * - `page`: one file per page of a list (page 1 always), per organization or per category;
  * - `write`: no file, the write proxy answers.
  */
-export type Role = "single" | "list" | "byId" | "bySlug" | "references" | "write";
+export type Role = "single" | "list" | "byId" | "bySlug" | "references" | "page" | "write";
 
 export interface RouteSpec {
   path: string;
@@ -190,6 +201,13 @@ export const ROUTES = {
     role: "list",
     shape: "ContentList",
   },
+  contentsPage: {
+    path: "/api/organizations/{orgId}/contents/page/{page}",
+    access: "read",
+    entity: "post",
+    role: "page",
+    shape: "ContentPage",
+  },
   content: {
     path: "/api/organizations/{orgId}/contents/{contentId}",
     access: "read",
@@ -217,6 +235,13 @@ export const ROUTES = {
     entity: "category",
     role: "list",
     shape: "CategoryList",
+  },
+  categoryContentsPage: {
+    path: "/api/organizations/{orgId}/categories/{categorySlug}/contents/page/{page}",
+    access: "read",
+    entity: "post",
+    role: "page",
+    shape: "ContentPage",
   },
 } as const satisfies Record<string, RouteSpec>;
 
@@ -272,8 +297,10 @@ const CACHE_TAG_PREFIX: Record<Entity, string> = { organization: "organization",
 
 /**
  * The one tag of a file route's answer that names just what it shows: its
- * collection (`contents:demo`), or its item (`content:demo/post-0011`), which
- * the item's answers by id, by slug and its references share. Purging it drops
+ * collection (`contents:demo`), its item (`content:demo/post-0011`), which
+ * the item's answers by id, by slug and its references share, or its page
+ * (`contentsPage:demo/2`, `categoryContentsPage:demo/news/1`): an edit moves
+ * one page, an added post every page after it, and each is purged alone. Purging it drops
  * that answer and little else; purging every changed answer's tag drops every
  * changed answer (the on-change hook's `tags`). `json` is read only on a
  * by-slug route, where the path does not name the item. Null for a PATCH route.
@@ -282,6 +309,7 @@ export function entityTagOf(route: Route, json: unknown): string | null {
   const { entity, role } = ROUTES[route.kind];
   const org = route.orgId;
   if (role === "single" || role === "list") return `${route.kind}:${org}`;
+  if ("page" in route) return `${route.kind}:${org}/${"slug" in route ? `${route.slug}/` : ""}${route.page}`;
   if (role === "bySlug") return `${CACHE_TAG_PREFIX[entity]}:${org}/${(json as { id?: string }).id}`;
   if ("id" in route) return `${CACHE_TAG_PREFIX[entity]}:${org}/${route.id}`;
   return null;

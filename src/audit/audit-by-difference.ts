@@ -12,7 +12,8 @@
  * is added, the slug of each id in scope and the id of each slug, as the
  * expectations, the files and the lists pair them. The facts of the files of
  * those items, and of the organization's own files and lists, are all the
- * rules read: the recorded ones for files that did not change.
+ * rules read: the recorded ones for files that did not change. The pages of
+ * the lists are checked whole when a list, the categories or a page changed.
  *
  * test/audit/audit-by-difference.test.ts holds it to finding exactly what a
  * full audit of the tree finds.
@@ -23,11 +24,12 @@ import { fileOf, routeOfFile, type Route } from "../api-paths.js";
 import type { AuditedFile } from "../emit/build-state.js";
 import type { FileTable } from "../emit/file-table.js";
 import type { Problem } from "../errors.js";
-import { itemFileKinds, itemRoute, kindOf, ORG_FILE_KINDS, ROUTES } from "../route-table.js";
+import { pageCount } from "../render/pages.js";
+import { itemFileKinds, itemRoute, kindOf, kindsWith, ORG_FILE_KINDS, ROUTES } from "../route-table.js";
 import type { AuditExpectations, ItemExpectation, OrgExpectation } from "./audit-inputs.js";
 import { inspectBytes, type Inspected } from "./audit-tree.js";
 import { scanForSecrets, type SecretNeedle } from "./scan-secrets.js";
-import { checkTree, type FileFacts, type ItemScope } from "./tree-rules.js";
+import { checkTree, type FileFacts, type ItemScope, type ListItemFacts } from "./tree-rules.js";
 
 export interface DifferenceInput {
   tree: string;
@@ -159,11 +161,55 @@ export async function auditByDifference(orgId: string, input: DifferenceInput): 
     }
   } while (NOUNS.some((noun) => scopes[noun].grew));
 
+  const pageFacts = pagesInScope(orgId, { now: orgFiles, before: previous }, input.changed, factsOf);
   const scoped: OrgExpectation = { ...exp, blocks: within(exp.blocks, scopes.block), posts: exp.posts && within(exp.posts, scopes.post) };
   const expectations: AuditExpectations = { orgIds: input.orgIds, orgs: [scoped] };
-  const facts = [...orgFiles.values(), ...[...itemFacts.values()].filter((f) => !orgFiles.has(f.rel))];
-  problems.push(...checkTree(facts, expectations, new Map([[orgId, { blocks: scopes.block, posts: scopes.post }]])));
+  const facts = [...orgFiles.values(), ...[...itemFacts.values()].filter((f) => !orgFiles.has(f.rel)), ...(pageFacts?.values() ?? [])];
+  const scope = { blocks: scopes.block, posts: scopes.post, pages: pageFacts !== null };
+  problems.push(...checkTree(facts, expectations, new Map([[orgId, scope]])));
   return { problems, facts: [...current.values()] };
+}
+
+const PAGE_KINDS = kindsWith("post", "page");
+const isPage = (rel: string) => {
+  const route = routeOfFile(rel);
+  return route !== null && PAGE_KINDS.includes(route.kind);
+};
+
+/**
+ * The facts of every page the rules must see, or null when no change can
+ * touch a page (neither the contents list, the categories list nor a page
+ * changed: the pages passed before, and what they are held to is the same).
+ * Otherwise every page the lists call for now or called for before (a page
+ * past the new last one, or of a category gone, must have gone too), and
+ * every page this build wrote or removed.
+ */
+function pagesInScope(
+  orgId: string,
+  lists: { now: ReadonlyMap<string, FileFacts>; before: ReadonlyMap<string, AuditedFile> },
+  changed: readonly string[],
+  factsOf: (rels: readonly string[]) => Map<string, FileFacts>,
+): Map<string, FileFacts> | null {
+  const listRel = fileOf({ kind: LISTS.post, orgId } as Route);
+  const categoriesRel = fileOf({ kind: kindOf("category", "list"), orgId } as Route);
+  const changedPages = changed.filter(isPage);
+  if (changedPages.length === 0 && !changed.includes(listRel) && !changed.includes(categoriesRel)) return null;
+  const firstRel = fileOf({ kind: "contentsPage", orgId, page: "1" } as Route);
+  const limits = [factsOf([firstRel]).get(firstRel), lists.before.get(firstRel)?.facts].flatMap((f) => f?.pagination?.limit ?? []);
+  const rels = new Set([firstRel, ...changedPages]);
+  const sides = [lists.now.get(listRel), lists.before.get(listRel)?.facts];
+  const slugs = new Set([lists.now.get(categoriesRel), lists.before.get(categoriesRel)?.facts].flatMap((f) => f?.slugs ?? []));
+  const most = (keep: (item: ListItemFacts) => boolean) => Math.max(0, ...sides.map((f) => f?.items?.filter(keep).length ?? 0));
+  for (const limit of limits) {
+    const series = (total: number, relOf: (page: number) => string) => {
+      for (let page = 1; page <= pageCount(total, limit); page++) rels.add(relOf(page));
+    };
+    series(most(() => true), (page) => fileOf({ kind: "contentsPage", orgId, page: String(page) } as Route));
+    for (const slug of slugs) {
+      series(most((item) => item.category === slug), (page) => fileOf({ kind: "categoryContentsPage", orgId, slug, page: String(page) } as Route));
+    }
+  }
+  return factsOf([...rels]);
 }
 
 /** Each item's expectation as one comparable string: published or its hidden state, and its slug. */

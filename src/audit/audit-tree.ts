@@ -19,7 +19,7 @@ import { routeOfFile, type Route } from "../api-paths.js";
 import { FILE_CONCURRENCY, mapLimit } from "../concurrency.js";
 import { sha256 } from "../emit/file-bytes.js";
 import type { Problem } from "../errors.js";
-import type { blockSchema, categoryListSchema, contentDetailSchema, organizationSchema } from "../model/api.js";
+import type { blockSchema, categoryListSchema, contentDetailSchema, contentPageSchema, organizationSchema } from "../model/api.js";
 import { SHAPES } from "../model/shapes.js";
 import { ROUTES } from "../route-table.js";
 import { canonicalJson, compareCodeUnits, isCanonicalText, type MemberSpans } from "../render/canonical-json.js";
@@ -71,16 +71,21 @@ function factsOf(rel: string, route: Route, json: unknown, hash: string, itemHas
       break;
     }
     case "BlockList":
+      facts.items = (json as { items: { id: string; slug: string }[] }).items.map((item, i) => ({ id: item.id, slug: item.slug, hash: itemHash(item, i) }));
+      break;
     case "ContentList":
-      facts.items = (json as { items: { id: string; slug: string }[] }).items.map((item, i) => ({
-        id: item.id,
-        slug: item.slug,
-        hash: itemHash(item, i),
-      }));
+    case "ContentPage": {
+      const { items, meta } = json as z.infer<typeof contentPageSchema>;
+      facts.items = items.map((item, i) => ({ id: item.id, slug: item.slug, hash: itemHash(item, i), category: item.categorySlug }));
+      if (meta) facts.pagination = meta.pagination;
       break;
-    case "CategoryList":
-      facts.ids = (json as z.infer<typeof categoryListSchema>).items.map((c) => c.id);
+    }
+    case "CategoryList": {
+      const { items } = json as z.infer<typeof categoryListSchema>;
+      facts.ids = items.map((c) => c.id);
+      facts.slugs = items.map((c) => c.slug);
       break;
+    }
     case "Organization":
       facts.ids = [(json as z.infer<typeof organizationSchema>).id];
       break;
@@ -155,7 +160,7 @@ export function inspectBytes(
   // spelling. The text is proven canonical without serializing it again.
   const items = (json as { items?: unknown } | null)?.items;
   const members: MemberSpans | undefined =
-    (shape === "BlockList" || shape === "ContentList") && Array.isArray(items) ? { of: items, spans: [] } : undefined;
+    (shape === "BlockList" || shape === "ContentList" || shape === "ContentPage") && Array.isArray(items) ? { of: items, spans: [] } : undefined;
   const proven = isCanonicalText(text, json, members);
   let canonical: string | undefined;
   if (!proven) {

@@ -8,7 +8,8 @@
  *   no path: no id file, no by-slug file, no references file, no list item;
  * - a published item is reachable by every path: id, by-slug, references (posts)
  *   and the list, and all of them answer the same data;
- * - every organization has its organization, categories, blocks and contents file.
+ * - every organization has its organization, categories, blocks and contents file;
+ * - each page of a list is an exact slice of it (page-rules.ts).
  *
  * Without expectations (no post sources, or an organization an `--org` build
  * carried over) the items the tree itself mentions must be reachable by every
@@ -18,6 +19,7 @@ import { fileOf, type Route } from "../api-paths.js";
 import { ORG_FILE_KINDS, itemRoute, kindOf, type RouteKind } from "../route-table.js";
 import type { Problem } from "../errors.js";
 import type { AuditExpectations, ItemExpectation, ItemRef, OrgExpectation } from "./audit-inputs.js";
+import { checkPages } from "./page-rules.js";
 
 /** One block or post file: its data's id and slug, and hashes of what other paths must agree with. */
 export interface ItemFacts {
@@ -35,6 +37,8 @@ export interface ListItemFacts {
   id: string;
   slug: string;
   hash: string;
+  /** A post's `categorySlug`: a category's pages hold the list's items of that category. */
+  category?: string | null;
 }
 
 export interface FileFacts {
@@ -44,10 +48,14 @@ export interface FileFacts {
   hash: string;
   /** block, blockBySlug, content, contentBySlug. */
   item?: ItemFacts;
-  /** blocks, contents: the items of the list. */
+  /** blocks, contents and their pages: the items of the list. */
   items?: ListItemFacts[];
+  /** A page of a list: where it says it lies. */
+  pagination?: { page: number; limit: number; pages: number; total: number; next: number | null; prev: number | null };
   /** categories: the ids listed; organization: its id. */
   ids?: string[];
+  /** categories: the slugs listed, whose pages must exist. */
+  slugs?: string[];
 }
 
 /** The routes that reach one block or post, from the route table. */
@@ -82,6 +90,8 @@ export interface ItemScope {
 export interface OrgScope {
   blocks: ItemScope;
   posts: ItemScope;
+  /** Whether the pages' rules run: a change touched a list, a page or the categories. */
+  pages: boolean;
 }
 
 /**
@@ -136,6 +146,7 @@ function checkOrg(orgId: string, files: readonly FileFacts[], exp: OrgExpectatio
   }
   problems.push(...checkItems(BLOCKS, orgId, files, exp ? exp.blocks : null, scope?.blocks));
   problems.push(...checkItems(POSTS, orgId, files, exp?.posts ?? null, scope?.posts));
+  if (scope?.pages !== false) problems.push(...checkPages(orgId, files));
   return problems;
 }
 

@@ -1,8 +1,9 @@
 import { writeFile } from "node:fs/promises";
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../render/pages.js";
 import { formatReport } from "../report.js";
 import { describeHookRun } from "../on-change/hook-runner.js";
-import { absolute, collect, contentOption, dbOption, hookOf, onChangeOption, onChangeTimeoutOption, outOption } from "./options.js";
+import { absolute, collect, contentOption, dbOption, hookOf, onChangeOption, onChangeTimeoutOption, outOption, wholeNumber } from "./options.js";
 import { createProgress, styleFor } from "./progress.js";
 
 interface BuildFlags {
@@ -16,6 +17,7 @@ interface BuildFlags {
   onChange?: string;
   onChangeTimeout: number;
   verify?: boolean;
+  pageSize?: number;
 }
 
 const HEAP_GROWING_PERCENT = 25;
@@ -32,6 +34,14 @@ export function registerBuild(program: Command): void {
     .option("--changed-paths <file>", "write the API paths this build added, changed and removed (JSON), for CDN purges")
     .option("--quiet", "print nothing but errors (and the --json report)")
     .option("--verify", "look at every file of the live tree instead of trusting the build state, and make the next tree from nothing (repairs a tree changed by hand)")
+    .addOption(
+      new Option(
+        "--page-size <n>",
+        `posts a page of a list holds (/contents/page/{n}); without it, the live tree's, ${DEFAULT_PAGE_SIZE} for a first build`,
+      )
+        .env("CDSNAP_PAGE_SIZE")
+        .argParser(wholeNumber("--page-size", 1, MAX_PAGE_SIZE)),
+    )
     .addOption(onChangeOption())
     .addOption(onChangeTimeoutOption())
     .action(async (flags: BuildFlags) => {
@@ -51,6 +61,7 @@ export function registerBuild(program: Command): void {
           out: absolute(flags.out),
           orgs: flags.org,
           verify: flags.verify,
+          pageSize: flags.pageSize,
           onProgress: progress.update,
         }),
       ).finally(progress.finish);

@@ -76,6 +76,27 @@ export interface ContentList {
   items: ContentSummary[];
 }
 
+/** A page of a contents list: an exact slice of it, and where the slice lies. */
+export interface ContentPage {
+  items: ContentSummary[];
+  meta: {
+    pagination: {
+      /** This page's number, from 1. */
+      page: number;
+      /** Items a page holds (the build's page size). */
+      limit: number;
+      /** How many pages the list has: at least 1. */
+      pages: number;
+      /** How many items the whole list has. */
+      total: number;
+      /** The next page's number, null on the last page. */
+      next: number | null;
+      /** The previous page's number, null on page 1. */
+      prev: number | null;
+    };
+  };
+}
+
 /** A published post with its markdown body and its references (null when it has none stored). */
 export interface ContentDetail extends ContentSummary {
   content: string;

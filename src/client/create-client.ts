@@ -12,6 +12,7 @@ import type {
   CategoryList,
   ContentDetail,
   ContentList,
+  ContentPage,
   Organization,
   Reference,
 } from "./api-types.js";
@@ -152,6 +153,13 @@ export interface CdsnapClient {
   organizationWithEtag(options?: Omit<CallOptions, "ifNoneMatch">): Promise<WithEtag<Organization>>;
   /** `GET …/contents`: summaries (no body), newest first. */
   contents<O extends CallOptions = {}>(options?: O): Promise<ReadResult<ContentList, O>>;
+  /**
+   * `GET …/contents/page/{page}`: page `page` (from 1) of the contents list, and
+   * `meta.pagination`; `not_found` past the last page (page 1 always exists).
+   */
+  contentsPage<O extends CallOptions = {}>(page: number, options?: O): Promise<ReadResult<ContentPage, O>>;
+  /** `GET …/categories/{categorySlug}/contents/page/{page}`: the same, of one category's posts. */
+  categoryContentsPage<O extends CallOptions = {}>(categorySlug: string, page: number, options?: O): Promise<ReadResult<ContentPage, O>>;
   /** `GET …/contents/{id}`: the detail, markdown body included. */
   content<O extends CallOptions = {}>(id: string, options?: O): Promise<ReadResult<ContentDetail, O>>;
   /** `GET …/contents/by-slug/{slug}`. */
@@ -179,6 +187,8 @@ export interface CdsnapClientWithMeta {
   blockBySlug<O extends CallOptions = {}>(slug: string, options?: O): Promise<AnswerResult<Block, O>>;
   organization<O extends CallOptions = {}>(options?: O): Promise<AnswerResult<Organization, O>>;
   contents<O extends CallOptions = {}>(options?: O): Promise<AnswerResult<ContentList, O>>;
+  contentsPage<O extends CallOptions = {}>(page: number, options?: O): Promise<AnswerResult<ContentPage, O>>;
+  categoryContentsPage<O extends CallOptions = {}>(categorySlug: string, page: number, options?: O): Promise<AnswerResult<ContentPage, O>>;
   content<O extends CallOptions = {}>(id: string, options?: O): Promise<AnswerResult<ContentDetail, O>>;
   contentBySlug<O extends CallOptions = {}>(slug: string, options?: O): Promise<AnswerResult<ContentDetail, O>>;
   references<O extends CallOptions = {}>(id: string, options?: O): Promise<AnswerResult<Reference[], O>>;
@@ -315,6 +325,8 @@ export function createClient(options: ClientOptions): CdsnapClient {
     blockBySlug: (slug, o) => readWithMeta({ kind: "blockBySlug", orgId, slug: segment(slug) }, o),
     organization: (o) => readWithMeta({ kind: "organization", orgId }, o),
     contents: (o) => readWithMeta({ kind: "contents", orgId }, o),
+    contentsPage: (page, o) => readWithMeta({ kind: "contentsPage", orgId, page: String(page) }, o),
+    categoryContentsPage: (slug, page, o) => readWithMeta({ kind: "categoryContentsPage", orgId, slug: segment(slug), page: String(page) }, o),
     content: (id, o) => readWithMeta({ kind: "content", orgId, id: segment(id) }, o),
     contentBySlug: (slug, o) => readWithMeta({ kind: "contentBySlug", orgId, slug: segment(slug) }, o),
     references: (id, o) => readWithMeta({ kind: "references", orgId, id: segment(id) }, o),
@@ -341,6 +353,8 @@ export function createClient(options: ClientOptions): CdsnapClient {
       return { data: answer.data, etag: answer.meta.etag };
     },
     contents: (o) => plain(withMeta.contents(o)),
+    contentsPage: (page, o) => plain(withMeta.contentsPage(page, o)),
+    categoryContentsPage: (slug, page, o) => plain(withMeta.categoryContentsPage(slug, page, o)),
     content: (id, o) => plain(withMeta.content(id, o)),
     contentBySlug: (slug, o) => plain(withMeta.contentBySlug(slug, o)),
     references: (id, o) => plain(withMeta.references(id, o)),

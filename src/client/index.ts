@@ -44,6 +44,7 @@ export type {
   CategoryList,
   ContentDetail,
   ContentList,
+  ContentPage,
   ContentSummary,
   ErrorBody,
   Field,

@@ -21,6 +21,8 @@ const EXAMPLE_ITEMS = {
   block: { id: "blk-hero", slug: "home-hero" },
   post: { id: "post-0002", slug: "sourcing-ethiopian-yirgacheffe" },
 } as const;
+/** A page's example: page 2 of 4 posts a page, so `next` and `prev` both show a number; the category's has its page 1 only. */
+const EXAMPLE_PAGE = { pageSize: 4, page: "2", category: "roasting" } as const;
 
 /** Each route's answer in a fresh build of the demo; a PATCH's is the organization's current value. */
 export async function demoExamples(contentDir: string): Promise<DemoExamples> {
@@ -35,7 +37,7 @@ export async function demoExamples(contentDir: string): Promise<DemoExamples> {
       db.close();
     }
     const out = path.join(dir, "site");
-    await build({ db: dbFile, content: contentDir, out, orgs: [DEMO_ORG_ID], now: DEMO_BUILD_INSTANT });
+    await build({ db: dbFile, content: contentDir, out, orgs: [DEMO_ORG_ID], now: DEMO_BUILD_INSTANT, pageSize: EXAMPLE_PAGE.pageSize });
     const read = async (route: Route) => JSON.parse(await readFile(path.join(out, fileOf(route)), "utf8")) as Record<string, unknown>;
     const organization = await read({ kind: "organization", orgId: DEMO_ORG_ID });
     const examples: Partial<DemoExamples> = {};
@@ -44,6 +46,9 @@ export async function demoExamples(contentDir: string): Promise<DemoExamples> {
       if (access === "write") {
         // A PATCH's body has one member, the organization's member the route is named after.
         examples[kind] = { [kind]: organization[kind] };
+      } else if (ROUTES[kind].role === "page") {
+        const page = kind === "contentsPage" ? EXAMPLE_PAGE.page : "1";
+        examples[kind] = await read({ kind, orgId: DEMO_ORG_ID, slug: EXAMPLE_PAGE.category, page } as Route);
       } else {
         const item = entity === "block" || entity === "post" ? EXAMPLE_ITEMS[entity] : { id: "", slug: "" };
         examples[kind] = await read(itemRoute(kind, DEMO_ORG_ID, item));

@@ -70,6 +70,15 @@ export const ROUTE_DOCS: Record<RouteKind, RouteDocs> = {
       "Filter by category on the client by `categorySlug`.",
     notFound: NO_TREE,
   },
+  contentsPage: {
+    tag: "Contents",
+    summary: "One page of the published contents",
+    description:
+      "An exact slice of the contents list, newest first: page `n` holds its items `(n-1)*limit` up to `n*limit`. " +
+      "`meta.pagination` gives the page, the page size of the build (`limit`), how many pages and items there are, " +
+      "and the next and previous page numbers (null past either end). Page 1 always exists, empty when nothing is published.",
+    notFound: `${NO_TREE}, or the page is past the last one (\`meta.pagination.pages\` of any page says how many there are)`,
+  },
   content: {
     tag: "Contents",
     summary: "One published post by id",
@@ -94,6 +103,14 @@ export const ROUTE_DOCS: Record<RouteKind, RouteDocs> = {
     description: "Every category of the organization in D2 order (position, then display value, then id).",
     notFound: NO_TREE,
   },
+  categoryContentsPage: {
+    tag: "Contents",
+    summary: "One page of the published contents of a category",
+    description:
+      "The contents list filtered to the posts whose `categorySlug` is this category's, then cut into pages like " +
+      "`/contents/page/{page}`. Every category of the categories list has a page 1, empty when none of its posts is published.",
+    notFound: `${NO_TREE}, the organization has no category with this slug, or the page is past the last one`,
+  },
 };
 
 export const PARAM_DOCS: Record<ParamName, string> = {
@@ -105,6 +122,8 @@ export const PARAM_DOCS: Record<ParamName, string> = {
     `A post's id, as the organization's id; \`${RESERVED_ID}\` is reserved and never an id (D9).`,
   slug:
     "A slug: lowercase a-z 0-9 words joined by single hyphens, at most 200 characters (D9).",
+  categorySlug: "A category's slug, as in the categories list: lowercase a-z 0-9 words joined by single hyphens.",
+  page: "A page number from 1, written without a sign or leading zeros.",
 };
 
 export const QUERY_DOCS: Record<"pages", string> = {

@@ -110,6 +110,8 @@ export interface BuildState {
   changes: Map<string, boolean>;
   /** The hash of each organization's page membership file. */
   pages: Map<string, string>;
+  /** How many items a page of a list holds in the live tree; null before a build recorded it. */
+  pageSize: number | null;
   /** Each organization as its last build planned it. */
   orgs: Map<string, StoredOrg>;
   /** Every stored post by file: its identity only. */
@@ -135,6 +137,7 @@ export const emptyState = (): BuildState => ({
   base: null,
   changes: new Map(),
   pages: new Map(),
+  pageSize: null,
   orgs: new Map(),
   posts: new Map(),
   headsOf: () => new Map(),
@@ -157,6 +160,7 @@ export interface NextState {
   changes: Map<string, boolean>;
   files: GenerationFiles;
   pages: Map<string, string>;
+  pageSize: number;
   orgs: Map<string, StoredOrg>;
   posts: Map<string, Map<string, BuiltPost | null>>;
   /** Posts of kept organizations whose files were copied anew with the same bytes: their new fingerprint. */
@@ -174,7 +178,7 @@ export type KeptState = Pick<NextState, "orgs" | "posts" | "refreshed"> & { expe
 
 const STATE_FILE = "state.sqlite";
 /** Bumped whenever a table or a stored JSON shape changes: an older file then reads as empty. */
-const STATE_VERSION = 8;
+const STATE_VERSION = 9;
 
 // Records, heads and facts are rowid tables: their rows (a kilobyte, a
 // megabyte for a long list's facts) would fill a WITHOUT ROWID table's pages a
@@ -230,6 +234,8 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
     const state = emptyState();
     state.generation = live.id;
     state.base = meta.get("base") ?? null;
+    const pageSize = Number(meta.get("page_size"));
+    state.pageSize = Number.isInteger(pageSize) && pageSize > 0 ? pageSize : null;
     for (const [rel, written] of db.prepare("SELECT rel, written FROM changes").raw().iterate() as Iterable<[string, number]>) {
       state.changes.set(rel, written === 1);
     }
@@ -513,6 +519,7 @@ function writeRows(
   const dropPages = put("DELETE FROM pages WHERE org_id = ?");
   setMeta.run("version", String(STATE_VERSION));
   setMeta.run("generation", genId);
+  setMeta.run("page_size", String(next.pageSize));
   if (next.base === null) db.prepare("DELETE FROM meta WHERE name = 'base'").run();
   else setMeta.run("base", next.base);
   db.exec("DELETE FROM changes");

@@ -9,7 +9,7 @@
  * and removed (`GenerationFiles`): the state records only that difference.
  */
 import Database from "better-sqlite3";
-import { orgInFolder, partOfFile, partRanges, type OrgPart } from "../api-paths.js";
+import { orgInFolder, pageRanges, partOfFile, partRanges, type OrgPart } from "../api-paths.js";
 import type { FileEntry } from "./build-state.js";
 
 export interface FileTable {
@@ -24,7 +24,15 @@ export interface FileTable {
 export interface StoredFiles extends FileTable {
   /** How many files an organization has, or one part of it. */
   count(orgId: string, part?: OrgPart): number;
+  /**
+   * The entries of an organization's page files (`…/contents/page/{n}` and its
+   * categories'), read apart from the rest of its posts part: a rebuild looks
+   * up every page, and a hundred thousand posts have a few thousand pages.
+   */
+  pagesOf(orgId: string): ReadonlyMap<string, FileEntry>;
 }
+
+const inRanges = (rel: string, ranges: readonly [string, string][]) => ranges.some(([from, to]) => rel >= from && rel < to);
 
 /** The same hash and identity. */
 export const sameEntry = (a: FileEntry, b: FileEntry | undefined): boolean => b !== undefined && a.every((value, i) => value === b[i]);
@@ -61,12 +69,22 @@ export function storedFiles(file: string): StoredFiles {
   const looked = new Map<string, FileEntry | undefined>();
   const lookups = new Map<string, number>();
   const keyOf = (orgId: string, part: OrgPart) => `${part}\u0000${orgId}`;
+  const pages = new Map<string, Map<string, FileEntry>>();
+  const pagesOf = (orgId: string): Map<string, FileEntry> => {
+    let entries = pages.get(orgId);
+    if (!entries) {
+      const ranges = pageRanges(orgId);
+      entries = whole ? new Map([...whole].filter(([rel]) => inRanges(rel, ranges))) : entriesIn(file, ranges);
+      pages.set(orgId, entries);
+    }
+    return entries;
+  };
   const partOf = (orgId: string, part: OrgPart): Map<string, FileEntry> => {
     const key = keyOf(orgId, part);
     let entries = parts.get(key);
     if (!entries) {
       const ranges = partRanges(orgId, part);
-      entries = whole ? new Map([...whole].filter(([rel]) => ranges.some(([from, to]) => rel >= from && rel < to))) : entriesIn(file, ranges);
+      entries = whole ? new Map([...whole].filter(([rel]) => inRanges(rel, ranges))) : entriesIn(file, ranges);
       parts.set(key, entries);
     }
     return entries;
@@ -79,6 +97,7 @@ export function storedFiles(file: string): StoredFiles {
       const key = keyOf(orgId, part);
       const loaded = parts.get(key);
       if (loaded) return loaded.get(rel);
+      if (inRanges(rel, pageRanges(orgId))) return pagesOf(orgId).get(rel);
       if (looked.has(rel)) return looked.get(rel);
       const n = (lookups.get(key) ?? 0) + 1;
       lookups.set(key, n);
@@ -91,24 +110,26 @@ export function storedFiles(file: string): StoredFiles {
     of: (orgId, part) => (part ? partOf(orgId, part) : new Map([...partOf(orgId, "rows"), ...partOf(orgId, "posts")])),
     count(orgId, part) {
       const ranges = partRanges(orgId, part);
-      if (whole) return [...whole.keys()].filter((rel) => ranges.some(([from, to]) => rel >= from && rel < to)).length;
+      if (whole) return [...whole.keys()].filter((rel) => inRanges(rel, ranges)).length;
       return withDb(file, (db) => {
         const count = db.prepare("SELECT count(*) FROM files WHERE rel >= ? AND rel < ?").pluck();
         return ranges.reduce((n, range) => n + (count.get(...range) as number), 0);
       });
     },
     all: () => (whole ??= entriesIn(file, [["", "\uffff"]])),
+    pagesOf,
   };
 }
 
 /** A table of the given entries, all in memory. */
 export function filesInMemory(entries: ReadonlyMap<string, FileEntry>): StoredFiles {
-  const inRanges = (ranges: readonly [string, string][]) => new Map([...entries].filter(([rel]) => ranges.some(([from, to]) => rel >= from && rel < to)));
+  const within = (ranges: readonly [string, string][]) => new Map([...entries].filter(([rel]) => inRanges(rel, ranges)));
   return {
     get: (rel) => entries.get(rel),
-    of: (orgId, part) => inRanges(partRanges(orgId, part)),
-    count: (orgId, part) => inRanges(partRanges(orgId, part)).size,
+    of: (orgId, part) => within(partRanges(orgId, part)),
+    count: (orgId, part) => within(partRanges(orgId, part)).size,
     all: () => entries,
+    pagesOf: (orgId) => within(pageRanges(orgId)),
   };
 }
 

@@ -89,12 +89,12 @@ export function rowsDigestOf(codeVersion: string, rows: OrgRows): string {
 
 /**
  * Of everything an organization's `posts` part is made from but the clock:
- * the code, its categories' rows (a post shows its category's name) and each
- * post's file and bytes.
+ * the code, the page size, its categories' rows (a post shows its category's
+ * name, and each category has its pages) and each post's file and bytes.
  */
-export function postsDigestOf(codeVersion: string, rows: OrgRows, posts: readonly PostIdentity[]): string {
+export function postsDigestOf(codeVersion: string, pageSize: number, rows: OrgRows, posts: readonly PostIdentity[]): string {
   const files = posts.map((p) => `${p.rel}\u0000${p.sha256}`).sort(compareCodeUnits);
-  return sha256(`${codeVersion}\u0001${JSON.stringify(rows.categories)}\u0001${files.join("\u0001")}`);
+  return sha256(`${codeVersion}\u0001${pageSize}\u0001${JSON.stringify(rows.categories)}\u0001${files.join("\u0001")}`);
 }
 
 /**
@@ -109,7 +109,7 @@ export function postsDigestOf(codeVersion: string, rows: OrgRows, posts: readonl
  */
 export function keptPartsOf(
   previous: PreviousBuild,
-  codeVersion: string,
+  { codeVersion, pageSize }: { codeVersion: string; pageSize: number },
   now: number,
   rows: OrgRows,
   posts: readonly PostIdentity[] | null,
@@ -120,7 +120,7 @@ export function keptPartsOf(
   const due = stored.nextPublishAt !== null && Date.parse(stored.nextPublishAt) <= now;
   const kept = {
     rows: stored.rowsDigest === rowsDigestOf(codeVersion, rows),
-    posts: posts !== null && !due && stored.postsDigest === postsDigestOf(codeVersion, rows, posts),
+    posts: posts !== null && !due && stored.postsDigest === postsDigestOf(codeVersion, pageSize, rows, posts),
   };
   if (kept.rows !== kept.posts && !previous.state.expectedOf(rows.id)?.posts) return none;
   return kept;
@@ -168,6 +168,8 @@ export interface GenerationPlan {
   keepsPages: (orgId: string) => boolean;
   /** The rendering and parsing code this plan was made by. */
   codeVersion: string;
+  /** How many items a page of a list holds. */
+  pageSize: number;
   /** The live file at `rel`: its hash and identity, undefined when there is none. */
   liveEntry: (rel: string) => FileEntry | undefined;
 }
@@ -181,6 +183,7 @@ export interface PlanGenerationOptions {
   keep: (orgId: string) => boolean;
   /** Identifies the rendering code: a new version re-renders every post. */
   codeVersion: string;
+  pageSize: number;
 }
 
 export const apiPathOfFile = (rel: string) => `/${rel.slice(0, -".json".length)}`;
@@ -255,7 +258,7 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
     [...state.pages.keys()].some((orgId) => !pages.has(orgId) && !keepsPages(orgId));
   const postsPlanned = plans.filter((p) => !p.kept.posts);
   const keptOrgs = liveOrgs.filter(keeps);
-  return { previous, postsPlanned, outputs, jobs, removed, carried, keptFiles, keptOrgs, pages, pagesChanged, keeps, keepsPages, liveEntry, codeVersion: options.codeVersion };
+  return { previous, postsPlanned, outputs, jobs, removed, carried, keptFiles, keptOrgs, pages, pagesChanged, keeps, keepsPages, liveEntry, codeVersion: options.codeVersion, pageSize: options.pageSize };
 }
 
 interface Gone {
@@ -269,8 +272,8 @@ interface Gone {
  * and the next generation starts as the live one's copy: nothing is carried.
  * The files that may go are looked up where they are: those of an organization
  * neither planned nor kept, of a planned rows part, and of a planned posts part
- * (the live build's published posts, from their heads, but those published
- * again unchanged); a kept part's are only counted.
+ * (its list and pages, and the live build's published posts, from their heads,
+ * but those published again unchanged); a kept part's are only counted.
  */
 function goneFromTrusted(
   state: BuildState,
@@ -294,6 +297,7 @@ function goneFromTrusted(
     if (kept.posts) count += state.files.count(orgId, "posts");
     else {
       goesUnlessClaimed(fileOf({ kind: POSTS_LIST, orgId } as Route));
+      for (const rel of state.files.pagesOf(orgId).keys()) goesUnlessClaimed(rel);
       for (const head of state.headsOf(orgId).values()) {
         if (head.built.summary !== null && !reused.has(head.file)) postRels(orgId, head).forEach(goesUnlessClaimed);
       }

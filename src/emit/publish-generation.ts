@@ -63,7 +63,7 @@ function nextState(plan: GenerationPlan, written: WrittenGeneration, kept: KeptS
   const pages = new Map<string, string>();
   for (const [orgId, json] of plan.pages) pages.set(orgId, sha256(json));
   for (const [orgId, hash] of state.pages) if (plan.keepsPages(orgId)) pages.set(orgId, hash);
-  return { base, changes: written.replay, files: written.files, pages, orgs, posts: nextPosts(plan, records), refreshed, dropped: droppedOrgs(plan), audit };
+  return { base, changes: written.replay, files: written.files, pages, pageSize: plan.pageSize, orgs, posts: nextPosts(plan, records), refreshed, dropped: droppedOrgs(plan), audit };
 }
 
 /**

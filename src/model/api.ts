@@ -72,6 +72,27 @@ const contentSummaryShape = {
 export const contentSummarySchema = z.strictObject(contentSummaryShape);
 export const contentListSchema = z.strictObject({ items: z.array(contentSummarySchema) });
 
+const pageNumber = z.number().int().min(1);
+
+/**
+ * A page of a contents list: an exact slice of it, newest first, and where the
+ * slice lies (Ghost's `meta.pagination`). Page 1 always exists, empty when the
+ * list is; `next` and `prev` are page numbers, null past either end.
+ */
+export const contentPageSchema = z.strictObject({
+  items: z.array(contentSummarySchema),
+  meta: z.strictObject({
+    pagination: z.strictObject({
+      page: pageNumber,
+      limit: pageNumber,
+      pages: pageNumber,
+      total: z.number().int().min(0),
+      next: pageNumber.nullable(),
+      prev: pageNumber.nullable(),
+    }),
+  }),
+});
+
 export const contentDetailSchema = z.strictObject({
   ...contentSummaryShape,
   content: z.string(),
@@ -102,6 +123,7 @@ export type Organization = z.infer<typeof organizationSchema>;
 export type Reference = z.infer<typeof referenceSchema>;
 export type ContentSummary = z.infer<typeof contentSummarySchema>;
 export type ContentList = z.infer<typeof contentListSchema>;
+export type ContentPage = z.infer<typeof contentPageSchema>;
 export type ContentDetail = z.infer<typeof contentDetailSchema>;
 export type Category = z.infer<typeof categorySchema>;
 export type CategoryList = z.infer<typeof categoryListSchema>;

@@ -19,6 +19,7 @@ import {
   stateOf,
 } from "./contents.js";
 import { renderOrganization } from "./organization.js";
+import { DEFAULT_PAGE_SIZE, pagesOf } from "./pages.js";
 
 /** A file of the tree: the JSON its route answers, or that JSON already serialized canonically. */
 export type RenderedFile = JsonFile | { route: Route; canonical: string };
@@ -90,10 +91,15 @@ export function categoryKeyOf(post: PostHead, categories: ReadonlyMap<string, Pi
  * rendered. A part `kept` names is not rendered (its posts, or its blocks, are
  * not even at hand).
  */
-export function planOrg(org: OrgSnapshot, posts: readonly Post[], now: number, kept?: KeptParts): OrgPlan {
+export function planOrg(
+  org: OrgSnapshot,
+  posts: readonly Post[],
+  now: number,
+  { kept, pageSize = DEFAULT_PAGE_SIZE }: { kept?: KeptParts; pageSize?: number } = {},
+): OrgPlan {
   const categories = categoriesBySlug(org);
   const rows = kept?.rows ? keptRows(kept) : planRows(org);
-  const postsPart = kept?.posts ? keptPosts(kept) : planPosts(org.id, posts, now, categories);
+  const postsPart = kept?.posts ? keptPosts(kept) : planPosts(org, posts, now, categories, pageSize);
   return {
     orgId: org.id,
     files: [...rows.files, ...postsPart.files],
@@ -139,8 +145,9 @@ const keptPosts = ({ counts, nextPublishAt }: KeptParts) => ({
   nextPublishAt,
 });
 
-/** The contents list, and the published posts whose files renderPostFiles makes. */
-function planPosts(orgId: string, posts: readonly Post[], now: number, categories: ReadonlyMap<string, CategoryRecord>) {
+/** The contents list and its pages, each category's pages, and the published posts whose files renderPostFiles makes. */
+function planPosts(org: OrgSnapshot, posts: readonly Post[], now: number, categories: ReadonlyMap<string, CategoryRecord>, pageSize: number) {
+  const orgId = org.id;
   const counts: PostCounts = { postsPublished: 0, postsDraft: 0, postsArchived: 0, postsScheduled: 0 };
   let nextPublish = Infinity;
   const published: Post[] = [];
@@ -166,6 +173,15 @@ function planPosts(orgId: string, posts: readonly Post[], now: number, categorie
   // The canonical JSON of the list is its items' canonical JSON, joined: a
   // list of 10k posts is assembled, not serialized again.
   const files: RenderedFile[] = [{ route: { kind: "contents", orgId }, canonical: `{"items":[${items.join(",")}]}` }];
+  for (const { page, canonical } of pagesOf(items, pageSize)) files.push({ route: { kind: "contentsPage", orgId, page: String(page) }, canonical });
+  // A post's category is its slug (categoriesBySlug); one the organization lacks is refused before rendering.
+  const inCategory = new Map(org.categories.map((c) => [c.slug, [] as string[]]));
+  ordered.forEach((post, i) => {
+    if (post.meta.category !== undefined) inCategory.get(post.meta.category)?.push(items[i]!);
+  });
+  for (const [slug, listed] of inCategory) {
+    for (const { page, canonical } of pagesOf(listed, pageSize)) files.push({ route: { kind: "categoryContentsPage", orgId, slug, page: String(page) }, canonical });
+  }
   return {
     files,
     posts: ordered,

@@ -145,6 +145,27 @@ const DAMAGES: Damage[] = [
       return `changed an item of the ${list.route.kind} list only`;
     });
   },
+  function pageDiffers(plan, _org, _round, pick) {
+    const pages = plan.files.filter((f) => f.route.kind === "contentsPage" || f.route.kind === "categoryContentsPage");
+    if (pages.length === 0) return "no page";
+    const page = pick(pages);
+    return rewrite<{ items: { title: string }[]; meta: { pagination: { total: number } } }>(plan, page, (json) => {
+      const fault = pick(["drop", "retitle", "miscount"] as const);
+      if (fault === "miscount") json.meta.pagination.total += 1;
+      else if (json.items.length === 0) return "an empty page";
+      else if (fault === "drop") json.items.pop();
+      else json.items[0]!.title += ", retitled";
+      return `${fault}: a page only (${page.route.kind})`;
+    });
+  },
+  function pagePastTheLast(plan, _org, _round, pick) {
+    const pages = plan.files.filter((f) => f.route.kind === "contentsPage" || f.route.kind === "categoryContentsPage");
+    if (pages.length === 0) return "no page";
+    const page = pick(pages);
+    if (!("page" in page.route)) return "not a page";
+    plan.files.push({ route: { ...page.route, page: "99" }, json: jsonOf(page) });
+    return `a ${page.route.kind} past the last page`;
+  },
   function contentsForgets(plan) {
     const list = plan.files.find((f) => f.route.kind === "contents");
     if (!list) return "no contents list";
@@ -182,7 +203,7 @@ test("on randomly damaged trees, the build's audit by difference finds exactly w
 
     const previous = await readPreviousBuild(store);
     const plannedIds = new Set(planned.map((org) => org.id));
-    const plan = planGeneration(previous, plans, { keep: (orgId) => !plannedIds.has(orgId), codeVersion: "test" });
+    const plan = planGeneration(previous, plans, { keep: (orgId) => !plannedIds.has(orgId), codeVersion: "test", pageSize: 20 });
     const audit = createBuildAudit({ orgs: planned, rowIds: snapshot.rowIds }, posts.byOrg, secrets, now, previous.state.audited);
     const written = await writeGeneration(store, plan, {
       loadBody: (post) => loadBody(site.content, post),

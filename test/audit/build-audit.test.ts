@@ -116,7 +116,7 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
   // The build's own stages after planning, with the buggy plan.
   const store = treeStoreOf(site.out);
   const previous = await readPreviousBuild(store);
-  const plan = planGeneration(previous, plans, { keep: () => false, codeVersion: "test" });
+  const plan = planGeneration(previous, plans, { keep: () => false, codeVersion: "test", pageSize: 20 });
   const audit = createBuildAudit(snapshot, posts.byOrg, secrets, now, previous.state.audited);
   const written = await writeGeneration(store, plan, { loadBody: (post) => loadBody(site.content, post), contentDir: site.content, inspection: audit.inspection });
   if (written.kind !== "written") throw new Error("the buggy plan must write files");
@@ -140,12 +140,14 @@ test("a generation holding an unpublished post (a renderer bug) is refused by th
 });
 
 describe("a secret added since the live tree was audited", () => {
-  // The title of post-0008, published in its two files and in the list: harmless until it is stored as a secret.
+  // The title of post-0008, published in its two files, the list and the pages holding it: harmless until it is stored as a secret.
   const TITLE = "A day on the roaster";
   const POST_FILE = "2025/a-day-on-the-roaster.md";
   const filesHoldingTitle = [
+    fileOf({ kind: "categoryContentsPage", orgId: "demo", slug: "roasting", page: "1" }),
     fileOf({ kind: "contents", orgId: "demo" }),
     fileOf({ kind: "contentBySlug", orgId: "demo", slug: "a-day-on-the-roaster" }),
+    fileOf({ kind: "contentsPage", orgId: "demo", page: "1" }),
     fileOf({ kind: "content", orgId: "demo", id: "post-0008" }),
   ];
   const storeSecret = (name: string, value: string) =>

@@ -13,6 +13,7 @@ import {
   categoryListSchema,
   contentDetailSchema,
   contentListSchema,
+  contentPageSchema,
   organizationSchema,
   referenceListSchema,
   type Block,
@@ -316,6 +317,8 @@ describe("response shapes and paths", () => {
       blockBySlug: blockSchema,
       organization: organizationSchema,
       contents: contentListSchema,
+      contentsPage: contentPageSchema,
+      categoryContentsPage: contentPageSchema,
       content: contentDetailSchema,
       contentBySlug: contentDetailSchema,
       references: referenceListSchema,
@@ -357,7 +360,11 @@ describe("response shapes and paths", () => {
     const add = (r: Route) => expected.add(fileOf(r));
     for (const orgId of ["demo", "harbor"]) {
       for (const kind of ["blocks", "organization", "contents", "categories"] as const) add({ kind, orgId });
+      // 13 posts at most, 20 a page: one page of each list, every category's too, even one no post is in.
+      add({ kind: "contentsPage", orgId, page: "1" });
     }
+    for (const slug of ["brewing", "origins", "roasting", "news", "equipment"]) add({ kind: "categoryContentsPage", orgId: ORG, slug, page: "1" });
+    for (const slug of ["news", "teaware"]) add({ kind: "categoryContentsPage", orgId: "harbor", slug, page: "1" });
     for (const [id, slug] of [
       ["blk-blog-sidebar", "blog-sidebar"],
       ["blk-hero", "home-hero"],

@@ -17,6 +17,7 @@ it("each answer type of the client is the type its zod schema infers", () => {
   expectTypeOf<Client.Reference>().toEqualTypeOf<Model.Reference>();
   expectTypeOf<Client.ContentSummary>().toEqualTypeOf<Model.ContentSummary>();
   expectTypeOf<Client.ContentList>().toEqualTypeOf<Model.ContentList>();
+  expectTypeOf<Client.ContentPage>().toEqualTypeOf<Model.ContentPage>();
   expectTypeOf<Client.ContentDetail>().toEqualTypeOf<Model.ContentDetail>();
   expectTypeOf<Client.Category>().toEqualTypeOf<Model.Category>();
   expectTypeOf<Client.CategoryList>().toEqualTypeOf<Model.CategoryList>();

@@ -22,6 +22,8 @@ const SUCCESS_SHAPE: Record<Exclude<RouteKind, "businessDescription" | "business
   blockBySlug: "Block",
   organization: "Organization",
   contents: "ContentList",
+  contentsPage: "ContentPage",
+  categoryContentsPage: "ContentPage",
   content: "ContentDetail",
   contentBySlug: "ContentDetail",
   references: "ReferenceList",

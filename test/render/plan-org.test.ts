@@ -76,7 +76,7 @@ describe("planOrg: which posts are published at `now` (D1)", () => {
   });
 
   test("planOrg plans no file of any post: the per-post files come from renderPostFiles", () => {
-    const postRoutes = plan.files.filter((f) => /\/contents\/.+/.test(pathOf(f.route)));
+    const postRoutes = plan.files.filter((f) => /\/contents\/.+/.test(pathOf(f.route)) && !("page" in f.route));
     expect(postRoutes).toEqual([]);
   });
 
@@ -243,7 +243,7 @@ describe("planOrg: blocks, page membership and categories (D2, D8)", () => {
     expect([...plan.categories.keys()].sort()).toEqual(["apple", "first", "same-a", "same-b", "zebra"]);
   });
 
-  test("the planned files: organization, categories, the block list, each block by id and slug, the contents list", () => {
+  test("the planned files: organization, categories, the block list, each block by id and slug, the contents list and its pages", () => {
     const block = (id: string, slug: string) => [pathOf({ kind: "block", orgId: ORG, id }), pathOf({ kind: "blockBySlug", orgId: ORG, slug })];
     expect(plan.files.map((f) => pathOf(f.route))).toEqual([
       pathOf({ kind: "organization", orgId: ORG }),
@@ -255,6 +255,9 @@ describe("planOrg: blocks, page membership and categories (D2, D8)", () => {
       ...block("nine", "nine"),
       ...block("late", "late"),
       pathOf({ kind: "contents", orgId: ORG }),
+      pathOf({ kind: "contentsPage", orgId: ORG, page: "1" }),
+      // Each category has its page 1, in the order of the organization's rows.
+      ...["apple", "zebra", "same-b", "first", "same-a"].map((slug) => pathOf({ kind: "categoryContentsPage", orgId: ORG, slug, page: "1" })),
     ]);
     expect(plan.orgId).toBe(ORG);
   });

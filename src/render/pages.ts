@@ -1,0 +1,34 @@
+/**
+ * Pages of a list, pure: a list's items (each already canonical JSON) in, the
+ * canonical JSON of each page out. A page is an exact slice of the list, so a
+ * frontend showing "page 2 of the blog" fetches 20 items, not the whole list.
+ *
+ * Imports nothing that pulls in zod: the CLI reads the bounds to parse its flag.
+ */
+
+/** Items a page holds when a build is not told otherwise (Ghost's and Strapi's default too). */
+export const DEFAULT_PAGE_SIZE = 20;
+/** The largest page a build writes: a page of 1,000 posts is about 1 MB, far inside any CDN's or framework's item limit. */
+export const MAX_PAGE_SIZE = 1000;
+
+/** How many pages a list of `total` items has: page 1 always exists, empty when the list is. */
+export const pageCount = (total: number, limit: number): number => Math.max(1, Math.ceil(total / limit));
+
+/**
+ * Each page of `items` as canonical JSON (keys in code-unit order, as
+ * canonicalJson writes them), assembled from the items' own canonical JSON.
+ */
+export function pagesOf(items: readonly string[], limit: number): { page: number; canonical: string }[] {
+  const total = items.length;
+  const pages = pageCount(total, limit);
+  const out: { page: number; canonical: string }[] = [];
+  for (let page = 1; page <= pages; page++) {
+    const slice = items.slice((page - 1) * limit, page * limit);
+    const next = page < pages ? page + 1 : null;
+    const prev = page > 1 ? page - 1 : null;
+    // `${null}` is "null": the members as JSON writes them, in canonical order.
+    const meta = `{"pagination":{"limit":${limit},"next":${next},"page":${page},"pages":${pages},"prev":${prev},"total":${total}}}`;
+    out.push({ page, canonical: `{"items":[${slice.join(",")}],"meta":${meta}}` });
+  }
+  return out;
+}
