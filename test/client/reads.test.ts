@@ -7,6 +7,7 @@ import {
   type CdsnapClient,
   type ContentDetail,
   type ContentList,
+  type ContentPage,
   type ContentSummary,
   type Organization,
   type Reference,
@@ -15,6 +16,7 @@ import { DEMO_ORG_ID, DEMO_READ_KEY } from "../../src/db/demo-seed.js";
 import { type StartedSite, startSite } from "../fixtures/served-site.js";
 import { rawGet } from "../fixtures/http.js";
 import { DEMO_BLOCK_IDS } from "../fixtures/demo-answers.js";
+import { buildFixture } from "../fixtures/build-fixture.js";
 
 let live: StartedSite;
 let cms: CdsnapClient;
@@ -117,3 +119,47 @@ describe("every read method resolves with the documented body, unchanged", () =>
     expect(await slashed.categories()).toEqual(await cms.categories());
   });
 });
+
+describe("pages of the lists, on a tree built with 4 posts a page", () => {
+  beforeAll(async () => {
+    // The server follows the live tree: the rebuild is what it serves next.
+    await buildFixture(live, { pageSize: 4 });
+  });
+
+  it("contentsPage(n) walks the whole list in slices, meta.pagination saying where each lies", async () => {
+    const all = (await cms.contents()).items;
+    const first = await cms.contentsPage(1);
+    expectTypeOf(first).toEqualTypeOf<ContentPage>();
+    expect(first).toEqual(await raw("contents/page/1"));
+    const pages = Math.ceil(all.length / 4);
+    expect(first.meta.pagination).toEqual({ page: 1, limit: 4, pages, total: all.length, next: 2, prev: null });
+    const walked: ContentSummary[] = [];
+    for (let page: number | null = 1; page !== null; ) {
+      const answer: ContentPage = await cms.contentsPage(page);
+      walked.push(...answer.items);
+      page = answer.meta.pagination.next;
+    }
+    expect(walked).toEqual(all);
+  });
+
+  it("categoryContentsPage(slug, n) pages one category's posts", async () => {
+    const origins = (await cms.contents()).items.filter((p) => p.categorySlug === "origins");
+    const page = await cms.categoryContentsPage("origins", 1);
+    expect(page.items).toEqual(origins.slice(0, 4));
+    expect(page.meta.pagination.total).toBe(origins.length);
+    expect(await cms.categoryContentsPage("equipment", 1)).toEqual({ items: [], meta: { pagination: { page: 1, limit: 4, pages: 1, total: 0, next: null, prev: null } } });
+  });
+
+  it("a page past the last, page 0, or a category that does not exist is not_found (404)", async () => {
+    const { pages } = (await cms.contentsPage(1)).meta.pagination;
+    for (const call of [() => cms.contentsPage(pages + 1), () => cms.contentsPage(0), () => cms.categoryContentsPage("no-such-category", 1)]) {
+      await expect(call()).rejects.toMatchObject({ name: "CdsnapApiError", status: 404, code: "not_found" });
+    }
+  });
+
+  it("a page's Cache-Tag names that page, so a CDN purges it alone", async () => {
+    const answer = await cms.withMeta.contentsPage(2);
+    expect(answer.meta.cacheTags).toEqual(["org:demo", "contentsPage:demo/2"]);
+  });
+});
+
