@@ -38,6 +38,8 @@ export interface Throughput {
 export interface ServeResult {
   patch: { p50: number; p99: number; rps: number; failed: number };
   contents: Throughput;
+  /** GET contents/page/{n}, pages 1 to 10 in turn. */
+  pages: Throughput;
   blocks: Throughput;
   codings: CodingResult;
   /** Non-2xx answers or socket errors during the GET runs (should be 0). */
@@ -155,6 +157,7 @@ export async function benchServe(input: ServeInput): Promise<ServeResult> {
   const orgPath = `/api/organizations/${input.orgId}`;
   const read = { "x-api-key": input.readKey };
   const contentRequests: Request[] = input.contentIds.map((id) => ({ method: "GET", path: `${orgPath}/contents/${id}`, headers: read }));
+  const pageRequests: Request[] = Array.from({ length: 10 }, (_, i) => ({ method: "GET", path: `${orgPath}/contents/page/${i + 1}`, headers: read }));
   const blockRequests: Request[] = [{ method: "GET", path: `${orgPath}/blocks`, headers: read }];
   const write = { "x-api-key": input.writeKey, "content-type": "application/json" };
   const patchRequests: Request[] = ["Small-batch roasting on the waterfront.", "Static snapshots, served fast."].map((text) => ({
@@ -172,12 +175,13 @@ export async function benchServe(input: ServeInput): Promise<ServeResult> {
     progress(`serve: PATCH business-description, ${CONNECTIONS} clients, ${input.seconds} s`);
     const patch = await load(cdsnap.base, patchRequests, input.seconds);
 
-    const routes = await Promise.all([...contentRequests, ...blockRequests].map((r) => captureRoute(cdsnap.base, r.path!, input)));
+    const routes = await Promise.all([...contentRequests, ...pageRequests, ...blockRequests].map((r) => captureRoute(cdsnap.base, r.path!, input)));
     const routesFile = path.join(temp, "routes.json");
     writeFileSync(routesFile, JSON.stringify(routes));
     memory = await startMemoryServer(routesFile);
-    progress(`serve: GET contents/{id}, then blocks: cdsnap serve and the in-memory node:http server in turns, ${input.seconds} s each`);
+    progress(`serve: GET contents/{id}, contents/page/{n}, then blocks: cdsnap serve and the in-memory node:http server in turns, ${input.seconds} s each`);
     const contents = await compare(cdsnap.base, memory.base, contentRequests, input.seconds);
+    const pages = await compare(cdsnap.base, memory.base, pageRequests, input.seconds);
     const blocks = await compare(cdsnap.base, memory.base, blockRequests, input.seconds);
     progress(`serve: GET of the contents list, the blocks list and contents/{id} as identity, gzip and br, ${input.seconds} s each`);
     const codings = await benchCodings({
@@ -194,9 +198,10 @@ export async function benchServe(input: ServeInput): Promise<ServeResult> {
     return {
       patch: { p50: patch.latency.p50, p99: patch.latency.p99, rps: patch.requests.average, failed: failures(patch) },
       contents: contents.result,
+      pages: pages.result,
       blocks: blocks.result,
       codings,
-      getFailures: contents.failed + blocks.failed + codings.failed,
+      getFailures: contents.failed + pages.failed + blocks.failed + codings.failed,
     };
   } finally {
     await stop(cdsnap.child);

@@ -215,7 +215,7 @@ export function renderTable(run: RunResult): string {
   const at = (cell: string) => sizes.map((s) => (serve && s.posts === serve.posts ? cell : "–"));
   const where = serve && serve.posts !== 10_000 ? ` (${sizeName(serve.posts)} only; target is for 10k)` : " (10k)";
   if (serve) {
-    const { patch, contents, blocks } = serve.result;
+    const { patch, contents, pages, blocks } = serve.result;
     const failed = patch.failed > 0 ? ` · ${int(patch.failed)} failed` : "";
     row(
       `PATCH business-description, ${16} clients: p50 / p99`,
@@ -232,6 +232,15 @@ export function renderTable(run: RunResult): string {
         `**${ratio >= 0.5 ? "met" : "missed"}**: ${pct(ratio)}${where}`,
       );
     }
+    // A page of the list is a file answer like any other: it should keep contents/{id}'s share of node:http.
+    const pageShare = pages.cdsnap / pages.node;
+    const idShare = contents.cdsnap / contents.node;
+    row(
+      "GET contents/page/{n} (pages 1-10): cdsnap serve vs in-memory node:http",
+      at(`${int(pages.cdsnap)} vs ${int(pages.node)} req/s · ${pct(pageShare)}`),
+      "the share contents/{id} gets (within 10%)",
+      `**${pageShare >= idShare * 0.9 ? "met" : "missed"}**: ${pct(pageShare)} against ${pct(idShare)}${where}`,
+    );
     const { paths, first } = serve.result.codings;
     for (const { label, runs } of paths) {
       const identity = runs.find((r) => r.coding === "identity")!;

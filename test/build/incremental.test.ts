@@ -199,8 +199,15 @@ describe("incremental builds", () => {
     // Outside the contract (only cdsnap writes there): --verify trusts nothing the state says and makes the tree from nothing.
     const report = await buildFixture(fx, { verify: true });
     expect(report).toMatchObject({ changed: true, postsParsed: 30, postsReused: 0, postsRendered: 30 });
+    // p1, rewritten with postMeta's date (the 10th), is on page 1 of the list (20 a page) and of the news posts.
     expect(report.changedPaths.changed).toEqual(
-      [pathOf({ kind: "contents", orgId: ORG }), pathOf({ kind: "content", orgId: ORG, id: "p1" }), pathOf({ kind: "contentBySlug", orgId: ORG, slug: "p1" })].sort(),
+      [
+        pathOf({ kind: "contents", orgId: ORG }),
+        pathOf({ kind: "contentsPage", orgId: ORG, page: "1" }),
+        pathOf({ kind: "categoryContentsPage", orgId: ORG, slug: "news", page: "1" }),
+        pathOf({ kind: "content", orgId: ORG, id: "p1" }),
+        pathOf({ kind: "contentBySlug", orgId: ORG, slug: "p1" }),
+      ].sort(),
     );
     const clean = path.join(fx.dir, "clean");
     await buildFixture(fx, { out: clean });
@@ -212,10 +219,13 @@ describe("incremental builds", () => {
     await writePost(fx.content, `${ORG}/p4.md`, postMeta("p4", { category: "news", publishedAt: "2026-01-05" }), "Rewritten.\n");
     const report = await buildFixture(fx);
     expect(report).toMatchObject({ postsParsed: 1, postsReused: 29, postsRendered: 1, changed: true });
+    // Its excerpt, from the body, is in the list: item 23 (page 2) and item 7 of the news posts (their page 1).
     expect(report.changedPaths).toEqual({
       added: [],
       changed: [
         pathOf({ kind: "contents", orgId: ORG }),
+        pathOf({ kind: "contentsPage", orgId: ORG, page: "2" }),
+        pathOf({ kind: "categoryContentsPage", orgId: ORG, slug: "news", page: "1" }),
         pathOf({ kind: "content", orgId: ORG, id: "p4" }),
         pathOf({ kind: "contentBySlug", orgId: ORG, slug: "p4" }),
       ].sort(),
@@ -300,6 +310,14 @@ describe("incremental builds", () => {
         pathOf({ kind: "references", orgId: ORG, id: "p5" }),
       ].sort(),
     );
-    expect(changed.changed).toEqual([pathOf({ kind: "contents", orgId: ORG })]);
+    // p99 (dated the 10th) enters page 1 and p5 (the 6th) leaves page 2, of the list and of the guides.
+    expect(changed.changed).toEqual(
+      [
+        pathOf({ kind: "contents", orgId: ORG }),
+        pathOf({ kind: "contentsPage", orgId: ORG, page: "1" }),
+        pathOf({ kind: "contentsPage", orgId: ORG, page: "2" }),
+        pathOf({ kind: "categoryContentsPage", orgId: ORG, slug: "guides", page: "1" }),
+      ].sort(),
+    );
   });
 });

@@ -71,13 +71,13 @@ describe("cdsnap build", () => {
       filesRemoved: 0,
       nextPublishAt: "2990-06-15T10:30:00.000Z",
     });
-    // organization, categories, blocks, contents, block b1 by id and slug, post old by id, slug, references.
-    expect(acme?.filesWritten).toBe(9);
+    // organization, categories, blocks, contents and its page 1, block b1 by id and slug, post old by id, slug, references.
+    expect(acme?.filesWritten).toBe(10);
     expect(acme?.filesUnchanged).toBe(0);
     expect(report.orgs.find((o) => o.orgId === "other")).toMatchObject({ postsPublished: 0, nextPublishAt: null });
 
     const again = JSON.parse((await runCli(buildArgs(fx, "--json"))).stdout) as BuildReport;
-    expect(again.orgs.find((o) => o.orgId === "acme")).toMatchObject({ filesWritten: 0, filesUnchanged: 9 });
+    expect(again.orgs.find((o) => o.orgId === "acme")).toMatchObject({ filesWritten: 0, filesUnchanged: 10 });
   });
 
   test("the human report names each organization, what it skipped, its files and the next publish", async () => {
@@ -87,7 +87,7 @@ describe("cdsnap build", () => {
     const acmeLine = result.stdout.split("\n").find((l) => l.startsWith("acme:")) ?? "";
     expect(acmeLine).toBe(
       "acme: published 1 post, 1 block, 0 categories; skipped posts: 1 draft, 1 archived, 2 scheduled; " +
-        "skipped 2 unpublished blocks; files 9 written, 0 unchanged, 0 removed; next publish 2990-06-15T10:30:00.000Z",
+        "skipped 2 unpublished blocks; files 10 written, 0 unchanged, 0 removed; next publish 2990-06-15T10:30:00.000Z",
     );
     // Counts of one take the singular, the rest the plural; a line without a next publish ends with its files.
     expect(result.stdout).toMatch(/^other: published 0 posts, 0 blocks, 0 categories; .*; files \d+ written, 0 unchanged, 0 removed$/m);

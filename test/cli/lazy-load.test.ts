@@ -28,7 +28,7 @@ const CLI = path.join(DIST, "cli.js");
  * What a command may load before its action runs: the command line, and the
  * modules it names flags and exit codes with, which import no package.
  */
-const AT_START = /^(src\/cli\/|src\/errors\.ts$|src\/report\.ts$|src\/server\/rate-limit\.ts$|src\/on-change\/hook-runner\.ts$|package\.json$)/;
+const AT_START = /^(src\/cli\/|src\/errors\.ts$|src\/report\.ts$|src\/server\/rate-limit\.ts$|src\/render\/pages\.ts$|src\/on-change\/hook-runner\.ts$|package\.json$)/;
 
 /** Records the URL of every module Node loads into the file the CLI's environment names. */
 const HOOKS = `import { appendFileSync } from "node:fs";

@@ -112,18 +112,21 @@ describe("build --on-change", () => {
     const hook = recordingHook(fx.dir, { exit: 1, stderr: "purge failed" });
     const run = await runCli(buildArgs(fx, "--quiet", "--on-change", hook.command));
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/^on-change \(build: 3 paths, 2 tags\) failed \(exit 1\) after \d+ ms: purge failed\n$/);
+    expect(run.stderr).toMatch(/^on-change \(build: 5 paths, 4 tags\) failed \(exit 1\) after \d+ ms: purge failed\n$/);
     expect(recordedRuns(hook.runs)).toEqual([
       expect.objectContaining({
         event: "build",
         merged: 1,
         orgs: ["demo"],
+        // The post, the list, and page 1 of the list and of its category (brewing), which hold it.
         paths: [
+          "/api/organizations/demo/categories/brewing/contents/page/1",
           "/api/organizations/demo/contents",
           "/api/organizations/demo/contents/by-slug/aeropress-recipes",
+          "/api/organizations/demo/contents/page/1",
           "/api/organizations/demo/contents/post-0011",
         ],
-        tags: ["content:demo/post-0011", "contents:demo"],
+        tags: ["categoryContentsPage:demo/brewing/1", "content:demo/post-0011", "contents:demo", "contentsPage:demo/1"],
       }),
     ]);
   });

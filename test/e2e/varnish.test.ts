@@ -241,13 +241,14 @@ describe.skipIf(MISSING.length > 0 && !REQUIRED)("Varnish with xkey in front of 
 
   it("after `cdsnap build --on-change` edits a post, the next GETs through the cache see the edit", async () => {
     const bySlug = "contents/by-slug/aeropress-recipes";
-    for (const rest of [bySlug, "contents/post-0011", "contents", "contents/post-0011/references", "contents/post-0002"]) await cached(rest);
+    for (const rest of [bySlug, "contents/post-0011", "contents", "contents/page/1", "contents/post-0011/references", "contents/post-0002"]) await cached(rest);
     const post = path.join(fx.content, "demo/guides/aeropress-recipes.md");
     await writeFile(post, (await readFile(post, "utf8")).replace(/^title: .*$/m, "title: AeroPress, purged"));
     const run = await runCli(buildArgs(fx, "--on-change", script), { env: hookEnv });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/^on-change \(build: 3 paths, 2 tags\) ran in \d+ ms$/m);
-    for (const rest of [bySlug, "contents/post-0011", "contents"]) {
+    // The post's two files, the list, and the page of the list and of its category that hold it: each its own tag.
+    expect(run.stderr).toMatch(/^on-change \(build: 5 paths, 4 tags\) ran in \d+ ms$/m);
+    for (const rest of [bySlug, "contents/post-0011", "contents", "contents/page/1"]) {
       const fresh = await read(rest);
       expect(fresh.fromCache, rest).toBe(false);
       expect(fresh.body).toContain("AeroPress, purged");
