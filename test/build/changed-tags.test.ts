@@ -77,21 +77,22 @@ describe("a build's changed tags", () => {
   it("an edited post: its item tag and its list's", async () => {
     await writePost(fx, `${ORG}/p2.md`, postMeta("p2", { category: "news", title: "Retitled" }));
     const report = await buildAndCheckPurge(fx);
-    expect(report.changedTags).toEqual(["content:acme/p2", "contents:acme"]);
+    // And page 1 of the list and of its category, which hold it.
+    expect(report.changedTags).toEqual(["categoryContentsPage:acme/news/1", "content:acme/p2", "contents:acme", "contentsPage:acme/1"]);
   });
 
   it("a slug handed from one post to another: both posts", async () => {
     await writePost(fx, `${ORG}/p1.md`, postMeta("p1", { category: "news", slug: "p1-old" }));
     await writePost(fx, `${ORG}/p2.md`, postMeta("p2", { category: "news", slug: "p1" }));
     const report = await buildAndCheckPurge(fx);
-    expect(report.changedTags).toEqual(["content:acme/p1", "content:acme/p2", "contents:acme"]);
+    expect(report.changedTags).toEqual(["categoryContentsPage:acme/news/1", "content:acme/p1", "content:acme/p2", "contents:acme", "contentsPage:acme/1"]);
   });
 
   it("a post unpublished: the tag of the answers that vanished", async () => {
     await writePost(fx, `${ORG}/p3.md`, postMeta("p3", { category: "news", status: "draft" }));
     const report = await buildAndCheckPurge(fx);
     expect(report.changedPaths.removed.map((p) => parseApiPath(p)?.kind).sort()).toEqual(["content", "contentBySlug", "references"]);
-    expect(report.changedTags).toEqual(["content:acme/p3", "contents:acme"]);
+    expect(report.changedTags).toEqual(["categoryContentsPage:acme/news/1", "content:acme/p3", "contents:acme", "contentsPage:acme/1"]);
   });
 
   it("a block renamed in the database: the block and the block list", async () => {
@@ -108,6 +109,6 @@ describe("a build's changed tags", () => {
   it("a new organization: every answer of it, by its collections and items", async () => {
     withDb(fx.db, (db) => insertOrg(db, { id: "bravo", slug: "bravo" }));
     const report = await buildAndCheckPurge(fx);
-    expect(report.changedTags).toEqual(["blocks:bravo", "categories:bravo", "contents:bravo", "organization:bravo"]);
+    expect(report.changedTags).toEqual(["blocks:bravo", "categories:bravo", "contents:bravo", "contentsPage:bravo/1", "organization:bravo"]);
   });
 });

@@ -59,8 +59,8 @@ test("ids `references` and slugs `by-slug` and `references` build, each on its o
 
 test("every file of the tree is the file of exactly one API path, and back", async () => {
   const files = await listFiles(fx.out);
-  // 4 lists/organization + 2 blocks x 2 + 3 posts x 3.
-  expect(files).toHaveLength(4 + 4 + 9);
+  // 4 lists/organization + page 1 of the contents + 2 blocks x 2 + 3 posts x 3.
+  expect(files).toHaveLength(4 + 1 + 4 + 9);
   const paths = new Set<string>();
   for (const f of files) {
     const route = routeOfFile(f);

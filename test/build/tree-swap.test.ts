@@ -124,13 +124,15 @@ describe("atomic swap", () => {
 
     const report = await buildFixture(fx);
     expect(report.changed).toBe(true);
+    // The post has no category: its files, the list and the list's page 1.
     expect(changedFiles(before, await identitiesOf(fx.out))).toEqual([
       demoFile({ kind: "contents", orgId: "demo" }),
+      demoFile({ kind: "contentsPage", orgId: "demo", page: "1" }),
       demoFile({ kind: "content", orgId: "demo", id: "post-0012" }),
       demoFile({ kind: "contentBySlug", orgId: "demo", slug: "notes-from-the-cupping-table" }),
     ].sort());
-    expect(report.orgs.find((o) => o.orgId === "demo")).toMatchObject({ filesWritten: 3, filesRemoved: 0 });
-    expect(report.orgs.find((o) => o.orgId === "harbor")).toMatchObject({ filesWritten: 0, filesUnchanged: 8 });
+    expect(report.orgs.find((o) => o.orgId === "demo")).toMatchObject({ filesWritten: 4, filesRemoved: 0 });
+    expect(report.orgs.find((o) => o.orgId === "harbor")).toMatchObject({ filesWritten: 0, filesUnchanged: 11 });
   });
 
   test("a deleted post loses its files and leaves the list", async () => {
@@ -144,7 +146,8 @@ describe("atomic swap", () => {
     expect(files).not.toContain(demoFile({ kind: "contentBySlug", orgId: "demo", slug: "a-short-history-of-the-coffeehouse" }));
     const list = await readTreeJson<ContentList>(fx.out, demoFile({ kind: "contents", orgId: "demo" }));
     expect(list.items.map((i) => i.id)).not.toContain("post-0005");
-    expect(report.orgs.find((o) => o.orgId === "demo")).toMatchObject({ filesRemoved: 3, filesWritten: 1 });
+    // Written: the list and page 1 of it and of the post's category (news).
+    expect(report.orgs.find((o) => o.orgId === "demo")).toMatchObject({ filesRemoved: 3, filesWritten: 3 });
   });
 
   test("only the live generation and the one before it are kept", async () => {

@@ -59,7 +59,8 @@ async function treeFiles(): Promise<TreeFile[]> {
  * The tags docs/api.md promises for a path, spelled out here: `org:<org>`
  * always; a list or the organization its collection; one block
  * `block:<org>/<id>`; one post or its references `content:<org>/<id>`, and a
- * post its category too. The id of a by-slug answer is the one its body holds.
+ * post its category too; a page of a list names that page. The id of a by-slug
+ * answer is the one its body holds.
  */
 function expectedTags(file: TreeFile): string {
   const rest = file.apiPath.slice(`/api/organizations/${file.orgId}/`.length);
@@ -68,6 +69,10 @@ function expectedTags(file: TreeFile): string {
   const collection = /^(organization|blocks|categories|contents)$/.exec(rest);
   if (collection) return `org:${org},${collection[1]}:${org}`;
   if (/^blocks\/(by-slug\/)?[^/]+$/.test(rest)) return `org:${org},block:${org}/${json.id}`;
+  const page = /^contents\/page\/([0-9]+)$/.exec(rest);
+  if (page) return `org:${org},contentsPage:${org}/${page[1]}`;
+  const categoryPage = /^categories\/([^/]+)\/contents\/page\/([0-9]+)$/.exec(rest);
+  if (categoryPage) return `org:${org},categoryContentsPage:${org}/${categoryPage[1]}/${categoryPage[2]}`;
   const references = /^contents\/([^/]+)\/references$/.exec(rest);
   if (references) return `org:${org},content:${org}/${references[1]}`;
   if (/^contents\/(by-slug\/)?[^/]+$/.test(rest)) {
