@@ -97,6 +97,19 @@ export function systemRefusal(error: unknown): { code: string; message: string }
   return { code: e!.code === "ENOSPC" ? "disk_full" : "system_refused", message: `${reason}${where}` };
 }
 
+/**
+ * The code and message a log line or a JSON failure gives an error: its own
+ * (CdsnapError), a system refusal's, or `internal` with the message of a bug.
+ *
+ * @example
+ *   errorSummary(new UsageError("another build (pid 41 on web1) is writing /srv/site; wait for it to finish"));
+ *   // { code: "usage", message: "another build (pid 41 on web1) is writing /srv/site; wait for it to finish" }
+ */
+export function errorSummary(error: unknown): { code: string; message: string } {
+  if (error instanceof CdsnapError) return { code: error.code, message: error.message };
+  return systemRefusal(error) ?? { code: "internal", message: (error as Error | undefined)?.message ?? String(error) };
+}
+
 export function formatProblems(problems: readonly Problem[]): string {
   return problems.map((p) => `${p.where}: ${p.message}`).join("\n");
 }

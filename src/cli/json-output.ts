@@ -4,7 +4,7 @@
  * script reads `.ok` and `.errors[]` the same way whatever the command.
  */
 import path from "node:path";
-import { AuditFailedError, CdsnapError, InvalidSourcesError, systemRefusal } from "../errors.js";
+import { AuditFailedError, errorSummary, InvalidSourcesError } from "../errors.js";
 
 export interface JsonProblem {
   /** Which check found it: a lint rule, "build" for what the build refuses, "audit" for the audit of a new tree. */
@@ -50,8 +50,5 @@ export function failureJson(error: unknown, content: string | undefined): JsonFa
       errors: error.problems.map((p) => jsonProblem({ rule, ...p }, content)),
     };
   }
-  if (error instanceof CdsnapError) return { ok: false, code: error.code, message: error.message, errors: [] };
-  const refusal = systemRefusal(error);
-  if (refusal) return { ok: false, ...refusal, errors: [] };
-  return { ok: false, code: "internal", message: (error as Error)?.message ?? String(error), errors: [] };
+  return { ok: false, ...errorSummary(error), errors: [] };
 }

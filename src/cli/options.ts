@@ -1,5 +1,6 @@
-import { InvalidArgumentError, Option } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
 import path from "node:path";
+import { UsageError } from "../errors.js";
 import { createChangeHook, DEFAULT_HOOK_TIMEOUT_MS, type ChangeHook, type HookRun } from "../on-change/hook-runner.js";
 
 /** The shared flags, each readable from its CDSNAP_* variable (data-contract.md). */
@@ -27,6 +28,25 @@ export const onChangeTimeoutOption = () =>
     .env("CDSNAP_ON_CHANGE_TIMEOUT")
     .default(DEFAULT_HOOK_TIMEOUT_MS / 1000)
     .argParser(wholeNumber("--on-change-timeout", 1, 3600));
+
+export const scheduleOption = () =>
+  new Option("--schedule", "build whenever a scheduled post falls due, so it is served on time without cron (docs/operating.md)").env("CDSNAP_SCHEDULE");
+
+/**
+ * Whether a switch (a flag without a value) is on. Commander turns one on
+ * whenever its variable is set, whatever it holds: `CDSNAP_SCHEDULE=0` must
+ * mean off. `1` or `true` is on; `0`, `false` or empty is off; anything else
+ * is a usage error rather than a guess.
+ */
+export function switchOn(command: Command, name: string): boolean {
+  const value = command.getOptionValue(name) === true;
+  const variable = command.options.find((option) => option.attributeName() === name)?.envVar;
+  if (command.getOptionValueSource(name) !== "env" || variable === undefined) return value;
+  const text = (process.env[variable] ?? "").trim().toLowerCase();
+  if (text === "1" || text === "true") return true;
+  if (text === "0" || text === "false" || text === "") return false;
+  throw new UsageError(`${variable} must be 1 or true to turn --${name} on, or 0, false or empty for off, not "${process.env[variable]}"`);
+}
 
 /** The --on-change hook the flags ask for, or null; `onRun` reports each run. */
 export function hookOf(flags: { onChange?: string; onChangeTimeout: number }, onRun: (run: HookRun) => void): ChangeHook | null {

@@ -12,6 +12,8 @@ import {
   onChangeTimeoutOption,
   outOption,
   portOption,
+  scheduleOption,
+  switchOn,
   wholeNumber,
 } from "./options.js";
 import { untilStopped } from "./until-stopped.js";
@@ -56,9 +58,11 @@ export function registerServe(program: Command): void {
         "the header your proxy or CDN sets to the client's address (e.g. x-forwarded-for); only when every request comes through it",
       ).env("CDSNAP_CLIENT_ADDRESS_HEADER"),
     )
+    .addOption(scheduleOption())
     .addOption(onChangeOption())
     .addOption(onChangeTimeoutOption())
-    .action(async (flags: ServeFlags) => {
+    .action(async (flags: ServeFlags, command: Command) => {
+      const schedule = switchOn(command, "schedule");
       const { defaultLogger, startServer } = await import("../server/create-server.js");
       const hook = hookOf(flags, (run) => defaultLogger(hookLogLine(run)));
       const running = await startServer(
@@ -71,6 +75,7 @@ export function registerServe(program: Command): void {
           authFailureRate: flags.authFailureRate,
           clientAddressHeader: flags.clientAddressHeader,
           onChange: hook?.notify,
+          schedule: schedule ? { content: absolute(flags.content) } : undefined,
         }),
       ).catch((error: unknown) => {
         throw listenRefusal(error, SERVE_ADDRESS_FLAGS);

@@ -7,6 +7,10 @@
  * before), nothing listens until a build succeeds: a server without a tree
  * would answer 404 to everything, which looks like a bug in the site rather
  * than in its sources.
+ *
+ * A scheduled post is published on time without a save: when the earliest
+ * instant a build reported arrives, the schedule (schedule/publish-schedule.ts)
+ * asks the queue for a build of everything, so builds never overlap.
  */
 import { watch, type FSWatcher } from "chokidar";
 import { createServer as createNetServer } from "node:net";
@@ -21,6 +25,7 @@ import type { Logger } from "../server/respond.js";
 import { buildChange, type Change } from "../on-change/change-set.js";
 import { startServer, type RunningServer } from "../server/create-server.js";
 import { missingTree } from "../server/published-tree.js";
+import { createPublishSchedule, type ScheduleClock } from "../schedule/publish-schedule.js";
 import { createRebuildQueue, type RebuildScope } from "./rebuild-queue.js";
 import { fingerprintSources } from "./source-fingerprint.js";
 
@@ -36,6 +41,8 @@ export interface DevOptions {
   print?: (line: string, kind: "info" | "error") => void;
   /** Told of each build's changes, and of the server's (see ServeOptions.onChange). */
   onChange?: (change: Change) => void;
+  /** The clock the publish schedule reads and sets its timers by (tests). */
+  clock?: ScheduleClock;
 }
 
 export interface RunningDev {
@@ -63,14 +70,21 @@ function problemsOf(error: unknown): readonly Problem[] | undefined {
   return Array.isArray(problems) ? (problems as Problem[]) : undefined;
 }
 
-function describeSuccess(report: BuildReport, scope: RebuildScope): string {
-  const what = scope.orgs ? scope.orgs.join(", ") : "all organizations";
-  if (!report.changed) return `rebuilt ${what} in ${report.durationMs} ms: no output changed`;
+/** The line of a build; `due`, the publish instant it was run for when the schedule asked for it. */
+function describeSuccess(report: BuildReport, scope: RebuildScope, due: Date | undefined): string {
+  const what = `${scope.orgs ? scope.orgs.join(", ") : "all organizations"}${due ? ` for the posts due at ${due.toISOString()}` : ""}`;
+  const next = report.nextPublishAt ? `; next scheduled publish ${report.nextPublishAt}` : "";
+  if (!report.changed) return `rebuilt ${what} in ${report.durationMs} ms: no output changed${next}`;
   const sum = (key: "filesWritten" | "filesRemoved") => report.orgs.reduce((n, o) => n + o[key], 0);
   return (
     `rebuilt ${what} in ${report.durationMs} ms: ${plural(sum("filesWritten"), "file")} written, ${sum("filesRemoved")} removed; ` +
-    `serving generation ${report.generation}`
+    `serving generation ${report.generation}${next}`
   );
+}
+
+/** A wait as a person reads it: "2 s", "5 min". */
+function formatWait(ms: number): string {
+  return ms < 60_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`;
 }
 
 /**
@@ -130,6 +144,24 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   const queue = createRebuildQueue(rebuildAndServe, options.debounceMs ?? DEFAULT_DEBOUNCE_MS);
 
   /**
+   * Builds the schedule asked for: each waits for the next build of
+   * everything the queue starts, so scheduled builds never overlap the others.
+   */
+  const dueBuilds: { due: Date; resolve: (next: string | null) => void; reject: (error: unknown) => void }[] = [];
+  const schedule = createPublishSchedule({
+    clock: options.clock,
+    build: ({ due }) =>
+      new Promise<string | null>((resolve, reject) => {
+        dueBuilds.push({ due, resolve, reject });
+        queue.touch(undefined);
+      }),
+    // The build's own failure is printed already, with its problems.
+    onFailure(_error, retryInMs) {
+      if (retryInMs !== null) print(`scheduled posts not published yet: trying again in ${formatWait(retryInMs)}, or save to rebuild`, "error");
+    },
+  });
+
+  /**
    * Builds; true when the build succeeded. Whether it succeeded or not, a post
    * that changed while the build read the folder is built again.
    */
@@ -138,16 +170,21 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
     const full = scope.orgs === undefined || lastFailed || scope.orgs.some((id) => !known.has(id));
     const effective: RebuildScope = full ? { orgs: undefined } : scope;
     const before = await fingerprintSources(content, effective.orgs);
+    // Asked for before this build started: it publishes what fell due by then.
+    const answering = full ? dueBuilds.splice(0) : [];
     try {
       const report = await build({ db, content, out, orgs: effective.orgs });
       options.onChange?.(buildChange(report.changedPaths, report.changedTags));
       if (full) known = new Set(report.orgs.map((o) => o.orgId));
       lastFailed = false;
-      print(describeSuccess(report, effective), "info");
+      print(describeSuccess(report, effective, answering[0]?.due), "info");
       for (const warning of report.warnings) print(`warning: ${warning.where}: ${warning.message}`, "error");
+      schedule.learn(report.nextPublishAt);
+      for (const waiting of answering) waiting.resolve(report.nextPublishAt);
       return true;
     } catch (error) {
       lastFailed = true;
+      for (const waiting of answering) waiting.reject(error);
       const problems = problemsOf(error);
       // Usage problems at start (no database, no content folder) stop `dev` like they stop `build`.
       if (initial && !problems) throw error;
@@ -219,18 +256,26 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
     if (built || missingTree(out) === null) await serve();
     else if (port !== 0) await probePort(host, port);
   } catch (error) {
-    await stopWatching();
-    await queue.close();
+    await stopScheduling();
     versionDb.close();
     throw error;
+  }
+
+  /** Stops the watches, the queue and the schedule, once the build in flight has ended. */
+  async function stopScheduling(): Promise<void> {
+    const scheduleClosed = schedule.close();
+    await stopWatching();
+    await queue.close();
+    // The queue closed before their build started: dev is stopping, nothing is published or tried again.
+    for (const waiting of dueBuilds.splice(0)) waiting.resolve(null);
+    await scheduleClosed;
   }
 
   return {
     listening,
     idle: () => queue.idle(),
     async close() {
-      await stopWatching();
-      await queue.close();
+      await stopScheduling();
       // Read after the queue is closed: its last build may have started the server. One that failed to start was reported then.
       const running = await (server as Promise<RunningServer> | null)?.catch(() => null);
       await running?.close();

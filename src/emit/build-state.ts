@@ -217,6 +217,14 @@ function isDamaged(error: unknown): boolean {
   return error.code === "SQLITE_ERROR" || error.code === "SQLITE_NOTADB" || /^SQLITE_CORRUPT(_|$)/.test(error.code);
 }
 
+/** SQLite's message does not name the file. */
+function unreadableState(file: string, error: Error, outcome = ""): CdsnapError {
+  return new CdsnapError(
+    "state_unreadable",
+    `the build state ${file} cannot be read (${error.message})${outcome}. Fix its permissions or the disk, or delete it: the next build is then a full one`,
+  );
+}
+
 /**
  * The state of the live generation; empty when there is none or it cannot be
  * trusted. Post records, file rows and audit facts are read when first asked
@@ -280,13 +288,36 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
     return state;
   } catch (error) {
     if (isDamaged(error)) return emptyState();
-    // SQLite's message does not name the file.
-    if (error instanceof Database.SqliteError) {
-      throw new CdsnapError(
-        "state_unreadable",
-        `the build state ${file} cannot be read (${error.message}); nothing was built. Fix its permissions or the disk, or delete it: the next build is then a full one`,
-      );
-    }
+    if (error instanceof Database.SqliteError) throw unreadableState(file, error, "; nothing was built");
+    throw error;
+  } finally {
+    db?.close();
+  }
+}
+
+/**
+ * The earliest scheduled instant over the live generation's organizations, as
+ * its build recorded it; null when the state does not say: there is none, it
+ * describes another generation (a build between its swap and its commit), it
+ * is of an older format, damaged, or being committed this very moment (read
+ * without waiting: a server calls this, and looks again at the next change).
+ */
+export function readNextPublishAt(store: Pick<TreeStore, "stateDir">, live: Pick<Generation, "id"> | null): { nextPublishAt: string | null } | null {
+  const file = stateFileOf(store);
+  if (!live || !existsSync(file)) return null;
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true, timeout: 0 });
+    const meta = new Map(db.prepare("SELECT name, value FROM meta WHERE name IN ('version', 'generation')").raw().all() as [string, string][]);
+    if (meta.get("version") !== String(STATE_VERSION) || meta.get("generation") !== live.id) return null;
+    // Instants are stored as toISOString() gives them, so text order is time order (as the build's report takes the earliest).
+    const next = db.prepare("SELECT min(json_extract(report, '$.nextPublishAt')) FROM orgs").pluck().get() as string | null;
+    return { nextPublishAt: next };
+  } catch (error) {
+    // Being committed, or replaced by a first build's new file since it was found: the next look reads it.
+    const passing = error instanceof Database.SqliteError && (/^SQLITE_BUSY(_|$)/.test(error.code) || !existsSync(file));
+    if (passing || isDamaged(error)) return null;
+    if (error instanceof Database.SqliteError) throw unreadableState(file, error);
     throw error;
   } finally {
     db?.close();

@@ -1,12 +1,15 @@
 /**
  * `cdsnap serve`: the origin a CDN sits in front of. Serves the built tree
  * (GET, HEAD) behind the API-key check, answers CORS preflights, and is the
- * write proxy for the two PATCH endpoints. It never builds (D14), and refuses to
- * start where no build has published a tree; on start it brings every
- * organization file up to its database row, which repairs a crash between a
- * PATCH's commit and its file rename.
+ * write proxy for the two PATCH endpoints. It builds only with `schedule`
+ * (`--schedule`), and then only when a scheduled post falls due
+ * (schedule/serve-schedule.ts); otherwise the builds are CI's (D14). It
+ * refuses to start where no build has published a tree; on start it brings
+ * every organization file up to its database row, which repairs a crash
+ * between a PATCH's commit and its file rename.
  */
 import type { Server } from "node:http";
+import type { ServeSchedule, ServeScheduleOptions } from "../schedule/serve-schedule.js";
 import { accessChange, patchChange, type Change } from "../on-change/change-set.js";
 import { openContractDatabase } from "../db/contract-schema.js";
 import type { Db } from "../db/open.js";
@@ -63,13 +66,15 @@ export interface ServeOptions {
    * on-change hook only records the change).
    */
   onChange?: (change: Change) => void;
+  /** Build when a scheduled post falls due (`serve --schedule`); `onChange` hears of those builds too. */
+  schedule?: Omit<ServeScheduleOptions, "db" | "out" | "log" | "onChange">;
 }
 
 export interface RunningServer {
   url: string;
   server: Server;
   db: Db;
-  /** Stops accepting, lets in-flight requests finish (at most `graceMs`), closes the database. */
+  /** Stops the schedule (waiting for a build in flight), stops accepting, lets in-flight requests finish (at most `graceMs`), closes the database. */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -97,9 +102,16 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const requests = countInFlight();
   const handle = createRequestHandler({ auth, authenticate, statics, proxy, writeLimiter }, requests, log);
   const server = createHttpServer(options.timeouts, orderPerConnection(handle, requests));
+  let schedule: ServeSchedule | null = null;
   try {
+    // Loaded only when asked for: a server that never builds does not load the build.
+    if (options.schedule) {
+      const { startServeSchedule } = await import("../schedule/serve-schedule.js");
+      schedule = startServeSchedule({ ...options.schedule, db: options.db, out: options.out, log, onChange });
+    }
     await listen(server, options.port ?? 8787, options.host ?? "127.0.0.1");
   } catch (error) {
+    await schedule?.close();
     commits.stop();
     db.close();
     throw error;
@@ -110,6 +122,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     server,
     db,
     async close(graceMs = 10_000) {
+      await schedule?.close();
       await closeDraining(server, requests, graceMs);
       proxy.flush();
       commits.stop();
