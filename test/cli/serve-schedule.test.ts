@@ -11,7 +11,7 @@ import { fixturesRemovedAfterEach } from "../fixtures/build-fixture.js";
 import { cliPath, runCli } from "../fixtures/cli.js";
 import { recordingHook, untilRecorded } from "../fixtures/hook.js";
 import { api } from "../fixtures/http.js";
-import { expectServedOnTime, ORG, pollScheduledPost, SCHEDULED, scheduledSite } from "../fixtures/scheduled-posts.js";
+import { expectServedOnTime, ORG, pollScheduledPost, PUBLISHED_CHANGE, scheduledSite } from "../fixtures/scheduled-posts.js";
 import { startCliServer, stopCliServer, type CliServer } from "../fixtures/served-site.js";
 import { pollUntil } from "../fixtures/wait.js";
 
@@ -42,7 +42,7 @@ describe("cdsnap serve --schedule", () => {
       const [run] = await untilRecorded(hook.runs, 1);
       expect(run).toMatchObject({
         event: "build",
-        paths: [api(ORG, "contents"), api(ORG, `contents/by-slug/${SCHEDULED}`), api(ORG, `contents/${SCHEDULED}`), api(ORG, `contents/${SCHEDULED}/references`)],
+        ...PUBLISHED_CHANGE,
         orgs: [ORG],
       });
       expect(logged(cli).find((line) => line.msg === "scheduled build")).toMatchObject({ due: site.at.toISOString(), changed: true, nextPublishAt: null });

@@ -16,8 +16,7 @@ import type { Change } from "../../src/on-change/change-set.js";
 import type { ServeScheduleOptions } from "../../src/schedule/serve-schedule.js";
 import { startServer, type RunningServer, type ServeOptions } from "../../src/server/create-server.js";
 import { fixturesRemovedAfterEach } from "../fixtures/build-fixture.js";
-import { api } from "../fixtures/http.js";
-import { ORG, SCHEDULED, SCHEDULED_PATH, scheduledSite, waitableLog, writeScheduledPost, type ScheduledSite } from "../fixtures/scheduled-posts.js";
+import { ORG, PUBLISHED_CHANGE, SCHEDULED_PATH, scheduledSite, waitableLog, writeScheduledPost, type ScheduledSite } from "../fixtures/scheduled-posts.js";
 
 const { fixture } = fixturesRemovedAfterEach();
 
@@ -61,7 +60,7 @@ describe("serve --schedule", () => {
       due: site.at.toISOString(),
       changed: true,
       orgs: [ORG],
-      filesWritten: 4,
+      filesWritten: PUBLISHED_CHANGE.paths.length,
       filesRemoved: 0,
       nextPublishAt: null,
     });
@@ -139,8 +138,7 @@ describe("serve --schedule", () => {
     expect(changes).toEqual([
       {
         event: "build",
-        paths: [api(ORG, "contents"), api(ORG, `contents/by-slug/${SCHEDULED}`), api(ORG, `contents/${SCHEDULED}`), api(ORG, `contents/${SCHEDULED}/references`)],
-        tags: [`content:${ORG}/${SCHEDULED}`, `contents:${ORG}`],
+        ...PUBLISHED_CHANGE,
         orgs: [ORG],
       },
     ]);
