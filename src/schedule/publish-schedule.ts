@@ -104,18 +104,22 @@ export function createPublishSchedule(options: PublishScheduleOptions): PublishS
   }
 
   function run(instant: number, now: number): void {
-    const outcome = options.build({ due: new Date(instant), now: new Date(now) }).then(
-      (next) => {
-        failures = 0;
-        due = instantOf(next);
-      },
-      (error: unknown) => {
-        failures++;
-        const wait = retryDelay(failures);
-        retryAt = clock.now() + wait;
-        options.onFailure(error, closed ? null : wait);
-      },
-    );
+    // A build that throws at once, or reports what is not an instant, fails like one that rejects.
+    const outcome = Promise.resolve()
+      .then(() => options.build({ due: new Date(instant), now: new Date(now) }))
+      .then(instantOf)
+      .then(
+        (next) => {
+          failures = 0;
+          due = next;
+        },
+        (error: unknown) => {
+          failures++;
+          const wait = retryDelay(failures);
+          retryAt = clock.now() + wait;
+          options.onFailure(error, closed ? null : wait);
+        },
+      );
     running = outcome.finally(() => {
       running = null;
       arm();

@@ -63,7 +63,7 @@ export function startServeSchedule(options: ServeScheduleOptions): ServeSchedule
   });
 
   /** What the state says now, learned; false when it cannot tell yet. */
-  function readState(): boolean {
+  function learnFromState(): boolean {
     const known = readNextPublishAt(store, liveGenerationSync(store));
     if (known === null) return false;
     const before = schedule.due?.toISOString() ?? null;
@@ -72,7 +72,7 @@ export function startServeSchedule(options: ServeScheduleOptions): ServeSchedule
     return true;
   }
 
-  const watch = watchBuildState(store, options.watchMs ?? DEFAULT_WATCH_MS, readState, (error) => {
+  const watch = watchBuildState(store, options.watchMs ?? DEFAULT_WATCH_MS, learnFromState, (error) => {
     const { code, message } = errorSummary(error);
     log({ level: "error", msg: "build state not read", code, error: message });
   });

@@ -132,10 +132,12 @@ describe("the publish schedule", () => {
     const { time, builds, schedule } = scheduleWith(T0);
     schedule.learn(iso(far));
     const delays: number[] = [];
-    for (let ms = time.armedMs(); builds.calls.length === 0 && ms !== null; ms = time.armedMs()) {
+    // Once the instant is reached the build runs, and nothing is armed while it does.
+    for (let ms = time.armedMs(); ms !== null; ms = time.armedMs()) {
       delays.push(ms);
       time.fire();
     }
+    await builds.started(0);
     expect(delays.slice(0, 4)).toEqual([MAX_TIMER_MS, MAX_TIMER_MS, MAX_TIMER_MS, MAX_TIMER_MS]);
     expect(delays).toHaveLength(5);
     expect(delays.reduce((a, b) => a + b)).toBe(far - T0);
@@ -238,6 +240,26 @@ describe("the publish schedule", () => {
     schedule.learn(iso(T0 + 1_000));
     expect(time.armedMs()).toBeNull();
     expect(builds.calls).toHaveLength(1);
+  });
+
+  test("a build that throws at once, or reports no instant, fails like any other: logged and tried again", async () => {
+    const time = manualClock(T0);
+    const failures: unknown[] = [];
+    const outcomes: (() => Promise<string | null>)[] = [
+      () => Promise.resolve("not a date"),
+      () => {
+        throw new Error("thrown at once");
+      },
+    ];
+    const schedule = createPublishSchedule({ clock: time.clock, build: () => outcomes.shift()!(), onFailure: (error) => failures.push(error) });
+    schedule.learn(iso(T0));
+    for (const wait of [1_000, 2_000]) {
+      time.fire();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      expect(time.armedMs()).toBe(wait);
+    }
+    expect(failures.map((error) => (error as Error).message)).toEqual(["not an instant: not a date", "thrown at once"]);
+    await schedule.close();
   });
 
   test("retry delays: 1 s doubling, capped at 5 minutes however many failures", () => {
