@@ -76,7 +76,14 @@ export function startServeSchedule(options: ServeScheduleOptions): ServeSchedule
     const { code, message } = errorSummary(error);
     log({ level: "error", msg: "build state not read", code, error: message });
   });
-  const known = readNextPublishAt(store, liveGenerationSync(store));
+  let known;
+  try {
+    known = readNextPublishAt(store, liveGenerationSync(store));
+  } catch (error) {
+    // A state that cannot be read at all stops serve at start, naming the file (state_unreadable).
+    watch.stop();
+    throw error;
+  }
   if (known) {
     schedule.learn(known.nextPublishAt);
     log({ msg: "publish schedule", nextPublishAt: known.nextPublishAt });
