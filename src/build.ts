@@ -12,6 +12,11 @@
  *     announce      the edge document, the changed paths and tags, the report
  *
  * The report's `phasesMs` are the stages' wall times, by these names.
+ *
+ * With `preview`, the same stages run a second time into a tree store of its
+ * own beside `--out` (`<out>.preview`), with the preview tree's publication
+ * rule: every post but an archived one, each with its status. The public
+ * tree is built first and exactly as without it.
  */
 import { createHash } from "node:crypto";
 import { lstatSync, readFileSync } from "node:fs";
@@ -40,9 +45,10 @@ import {
 } from "./emit/plan-generation.js";
 import { keepLive, publishGeneration } from "./emit/publish-generation.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
-import { acquireBuildLock, assertReplaceable, treeStoreOf, type TreeStore } from "./emit/tree-store.js";
+import { acquireBuildLock, assertReplaceable, previewOutOf, treeStoreOf, type TreeStore } from "./emit/tree-store.js";
 import { discardGeneration, writeGeneration, type ChangedPaths, type WriteResult } from "./emit/write-generation.js";
 import { InvalidSourcesError, UsageError, type Problem } from "./errors.js";
+import type { Publication } from "./model/shapes.js";
 import { EDGE_FILE_LIMIT, postsWarned, treeFileWarnings, type TreeFileSize } from "./model/edge-file-limit.js";
 import { changedTags } from "./on-change/change-set.js";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./render/pages.js";
@@ -74,6 +80,8 @@ export interface BuildOptions {
    * and make the next generation from nothing: repairs a tree changed by hand.
    */
   verify?: boolean;
+  /** Also build the preview tree beside `out` (`<out>.preview`): drafts and scheduled posts too. */
+  preview?: boolean;
 }
 
 function byWhere(a: Problem, b: Problem): number {
@@ -86,19 +94,24 @@ const CODE_VERSION = createHash("sha256")
   .update(readFileSync(fileURLToPath(import.meta.url)))
   .digest("hex");
 
-/** Builds the tree; throws InvalidSourcesError (with every problem) on bad data. */
+/** Builds the tree (and the preview tree, with `preview`); throws InvalidSourcesError (with every problem) on bad data. */
 export async function build(options: BuildOptions): Promise<BuildReport> {
   const { pageSize } = options;
   if (pageSize !== undefined && !(Number.isInteger(pageSize) && pageSize >= 1 && pageSize <= MAX_PAGE_SIZE)) {
     throw new UsageError(`the page size must be a whole number from 1 to ${MAX_PAGE_SIZE}, not ${pageSize}`);
   }
-  const store = treeStoreOf(options.out);
+  const report = await buildTree(options, treeStoreOf(options.out), "public");
+  if (!options.preview) return report;
+  return { ...report, preview: await buildTree(options, treeStoreOf(previewOutOf(options.out)), "preview") };
+}
+
+async function buildTree(options: BuildOptions, store: TreeStore, publication: Publication): Promise<BuildReport> {
   await assertReplaceable(store);
   // Held from before the live generation is read until the swap: what this
   // build compares against is what it replaces.
   const release = await acquireBuildLock(store);
   try {
-    return await runStages(options, store);
+    return await runStages(options, store, publication);
   } finally {
     await release();
   }
@@ -107,19 +120,21 @@ export async function build(options: BuildOptions): Promise<BuildReport> {
 interface BuildInput {
   options: BuildOptions;
   store: TreeStore;
+  /** Which tree this run of the stages makes: the public one, or the preview one. */
+  publication: Publication;
   now: number;
   /** The organizations of an `--org` build, sorted; undefined for all. */
   orgIds: readonly string[] | undefined;
   pageSize: number;
 }
 
-async function runStages(options: BuildOptions, store: TreeStore): Promise<BuildReport> {
+async function runStages(options: BuildOptions, store: TreeStore, publication: Publication): Promise<BuildReport> {
   const stage = stageTimer();
   const orgIds = options.orgs && options.orgs.length > 0 ? [...new Set(options.orgs)].sort() : undefined;
   const previous = await stage("readPrevious", () => readPreviousBuild(store, { verify: options.verify }));
   // A build not told the page size keeps the live tree's: `serve` and `dev` build with no flag for it.
   const pageSize = options.pageSize ?? previous.state.pageSize ?? DEFAULT_PAGE_SIZE;
-  const input: BuildInput = { options, store, now: (options.now ?? new Date()).getTime(), orgIds, pageSize };
+  const input: BuildInput = { options, store, publication, now: (options.now ?? new Date()).getTime(), orgIds, pageSize };
 
   const sources = await stage("loadSources", () => loadValidSources(input, previous));
   const plan = await stage("plan", () => planBuild(input, previous, sources));
@@ -143,7 +158,7 @@ async function loadValidSources(input: BuildInput, previous: PreviousBuild) {
     return found;
   };
   const sources = await loadSources(
-    { db: options.db, content: options.content, orgs: input.orgIds, previous: { ...previousPosts(previous, CODE_VERSION), kept, needsRecord: needsRecordAt(input.now) }, bodyBudget: options.bodyBudget },
+    { db: options.db, content: options.content, orgs: input.orgIds, previous: { ...previousPosts(previous, CODE_VERSION), kept, needsRecord: needsRecordAt(input.now, input.publication) }, bodyBudget: options.bodyBudget },
     (db) => {
       const secrets = readSecrets(db);
       // Started now: the key derivation runs on the thread pool while the posts are read.
@@ -182,7 +197,7 @@ function planBuild(input: BuildInput, previous: PreviousBuild, sources: Sources)
     const parts = partsOf(org.id);
     const stored = state.orgs.get(org.id);
     const kept = (parts.rows || parts.posts) && stored ? { ...parts, counts: stored.counts, nextPublishAt: stored.nextPublishAt } : undefined;
-    return planOrg(org, posts.byOrg.get(org.id) ?? [], input.now, { kept, pageSize: input.pageSize });
+    return planOrg(org, posts.byOrg.get(org.id) ?? [], input.now, { kept, pageSize: input.pageSize, publication: input.publication });
   });
   const keep = (orgId: string) => input.orgIds !== undefined || (posts.kept.has(orgId) && rowsKept.has(orgId));
   const generation = planGeneration(previous, orgPlans, { keep, codeVersion: CODE_VERSION, pageSize: input.pageSize });
@@ -199,6 +214,7 @@ function planBuild(input: BuildInput, previous: PreviousBuild, sources: Sources)
     input.now,
     state.audited,
     sources.secretsKey,
+    input.publication,
   );
   const rowsOf = new Map(sources.rows.orgs.map((rows) => [rows.id, rows]));
   const digests = new Map(
@@ -298,8 +314,8 @@ async function announce(input: BuildInput, built: Built, stage: StageTimer): Pro
   const { previous, sources, plan, written, orgRows, published, reconciled } = built;
   const changes: ChangedPaths = written.kind === "written" && published ? written.changes : { added: [], changed: [], removed: [] };
   for (const apiPath of reconciled) if (!changes.changed.includes(apiPath)) changes.changed.push(apiPath);
-  // Beside the tree, for the edge: keys may have changed even when no file did.
-  writeEdgeDocumentOf(input.options.db, input.store.out);
+  // Beside the tree, for the edge: keys may have changed even when no file did. The preview tree never reaches the edge.
+  if (input.publication === "public") writeEdgeDocumentOf(input.options.db, input.store.out);
   const liveTree = previous.live?.tree ?? null;
   // Read while the lock is held: the tree this build replaced is pruned by the next one.
   const changedTagList = await changedTags(

@@ -49,15 +49,22 @@ export class InvalidSourcesError extends CdsnapError {
  * so the previous tree stays live.
  */
 export class AuditFailedError extends CdsnapError {
-  /** `liveHoldsOne`: a failing file is unchanged from the live tree, which passed its audit before the secrets changed. */
+  /**
+   * `liveHoldsOne`: a failing file is unchanged from the live tree, which passed its audit before the secrets changed.
+   * `tree`: which tree failed; the preview tree is built after the public one, which was published by then.
+   */
   constructor(
     readonly problems: Problem[],
     liveHoldsOne = false,
+    tree: "public" | "preview" = "public",
   ) {
     super(
       "audit_failed",
-      `the audit of the new tree found ${problems.length} problem${problems.length === 1 ? "" : "s"}; ` +
-        "nothing was published and the previous tree is still served" +
+      (tree === "preview"
+        ? `the audit of the new preview tree found ${problems.length} problem${problems.length === 1 ? "" : "s"}; ` +
+          "the public tree was built, the preview tree was not published and the previous one is still served"
+        : `the audit of the new tree found ${problems.length} problem${problems.length === 1 ? "" : "s"}; ` +
+          "nothing was published and the previous tree is still served") +
         (liveHoldsOne
           ? ", though it holds such a file too: the stored secrets changed since it was audited; fix the sources and rebuild now"
           : ""),

@@ -38,6 +38,11 @@ export interface BuildReport {
    * link that leads nowhere, a post or tree file too large for the edge.
    */
   warnings: SourceWarning[];
+  /**
+   * The preview tree's build (`build --preview`): the same report, of the
+   * tree beside `out` that also holds drafts and scheduled posts.
+   */
+  preview?: BuildReport;
 }
 
 interface Style {
@@ -77,5 +82,17 @@ export function formatReport(report: BuildReport, style: Style = plain): string 
     .join(", ");
   const posts = `posts: ${report.postsParsed} parsed, ${report.postsReused} unchanged and not read, ${report.postsRendered} rendered`;
   const next = report.nextPublishAt ? `next scheduled publish: ${report.nextPublishAt} (build again then)` : "";
-  return [...lines, style.ok(summary), style.dim(`${posts}; ${phases}`), next].filter(Boolean).join("\n");
+  return [...lines, style.ok(summary), style.dim(`${posts}; ${phases}`), next, previewLine(report.preview, style)].filter(Boolean).join("\n");
+}
+
+function previewLine(preview: BuildReport | undefined, style: Style): string {
+  if (preview === undefined) return "";
+  const drafts = preview.orgs.reduce((n, o) => n + o.postsDraft, 0);
+  const scheduled = preview.orgs.reduce((n, o) => n + o.postsScheduled, 0);
+  const holds = `with ${plural(drafts, "draft")} and ${plural(scheduled, "scheduled post")}`;
+  return style.ok(
+    preview.changed
+      ? `preview: built ${preview.out} (generation ${preview.generation}) ${holds} in ${preview.durationMs} ms`
+      : `preview: nothing changed; ${preview.out} left as it was, ${holds} (${preview.durationMs} ms)`,
+  );
 }

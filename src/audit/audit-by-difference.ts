@@ -29,6 +29,7 @@ import { itemFileKinds, itemRoute, kindOf, kindsWith, ORG_FILE_KINDS, ROUTES } f
 import type { AuditExpectations, ItemExpectation, OrgExpectation } from "./audit-inputs.js";
 import { inspectBytes, type Inspected } from "./audit-tree.js";
 import { scanForSecrets, type SecretNeedle } from "./scan-secrets.js";
+import type { Publication } from "../model/shapes.js";
 import { checkTree, type FileFacts, type ItemScope, type ListItemFacts } from "./tree-rules.js";
 
 export interface DifferenceInput {
@@ -45,6 +46,7 @@ export interface DifferenceInput {
   recorded: (rels: readonly string[]) => ReadonlyMap<string, AuditedFile>;
   orgIds: ReadonlySet<string>;
   needles: readonly SecretNeedle[];
+  publication: Publication;
 }
 
 export interface DifferenceResult {
@@ -99,7 +101,7 @@ export async function auditByDifference(orgId: string, input: DifferenceInput): 
     const known = previous.get(rel);
     const inspected =
       input.inspected.get(rel) ??
-      (known?.sha256 === sha256 ? { problems: [], facts: known.facts } : inspectBytes(rel, await readFile(path.join(input.tree, rel)), input.orgIds, input.needles));
+      (known?.sha256 === sha256 ? { problems: [], facts: known.facts } : inspectBytes(rel, await readFile(path.join(input.tree, rel)), input.orgIds, input.needles, input.publication));
     problems.push(...inspected.problems);
     if (inspected.facts) current.set(rel, inspected.facts);
   }

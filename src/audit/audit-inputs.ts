@@ -11,6 +11,7 @@
 import type { Problem } from "../errors.js";
 import type { OrgSnapshot, PostHead } from "../model/snapshot.js";
 import { loadSources } from "../sources/load-sources.js";
+import type { Publication } from "../model/shapes.js";
 import { hiddenStateOf } from "./publication.js";
 import { readSecrets, type StoredSecret } from "./read-secrets.js";
 
@@ -50,12 +51,17 @@ export interface AuditExpectations {
   orgs: OrgExpectation[];
 }
 
-/** The expectations of the given organizations; `postsByOrg` undefined means no post sources. */
+/**
+ * The expectations of the given organizations; `postsByOrg` undefined means
+ * no post sources. Of the preview tree, every post but an archived one is
+ * expected, and blocks as in the public tree.
+ */
 export function expectationsOf(
   orgs: readonly OrgSnapshot[],
   orgIds: ReadonlySet<string>,
   postsByOrg: ReadonlyMap<string, readonly PostHead[]> | undefined,
   now: number,
+  publication: Publication = "public",
 ): AuditExpectations {
   return {
     orgIds,
@@ -69,7 +75,7 @@ export function expectationsOf(
       if (postsByOrg) {
         posts = { published: [], hidden: [], source: "the content sources" };
         for (const p of postsByOrg.get(org.id) ?? []) {
-          const state = hiddenStateOf(p.meta, now);
+          const state = publication === "preview" ? (p.meta.status === "archived" ? "archived" : null) : hiddenStateOf(p.meta, now);
           if (state === null) posts.published.push({ id: p.meta.id, slug: p.meta.slug });
           else posts.hidden.push({ id: p.meta.id, slug: p.meta.slug, state });
         }
@@ -92,6 +98,8 @@ export interface ReadAuditInputsOptions {
   content?: string;
   /** The instant deciding what is scheduled (D1); defaults to the clock. */
   now?: Date;
+  /** Which tree the expectations are of; default the public one. */
+  publication?: Publication;
 }
 
 /** Reads everything `cdsnap audit` needs from the database (and the posts, when given). */
@@ -103,5 +111,5 @@ export async function readAuditInputs(options: ReadAuditInputsOptions): Promise<
     message: `${p.message} (the build refuses this, so the audit cannot vouch for the tree; fix it and rebuild)`,
   }));
   const { snapshot } = sources;
-  return { expectations: expectationsOf(snapshot.orgs, snapshot.rowIds, sources.posts?.byOrg, now), secrets: sources.extra, problems };
+  return { expectations: expectationsOf(snapshot.orgs, snapshot.rowIds, sources.posts?.byOrg, now, options.publication), secrets: sources.extra, problems };
 }

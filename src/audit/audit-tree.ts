@@ -20,7 +20,7 @@ import { FILE_CONCURRENCY, mapLimit } from "../concurrency.js";
 import { sha256 } from "../emit/file-bytes.js";
 import type { Problem } from "../errors.js";
 import type { blockSchema, categoryListSchema, contentDetailSchema, contentPageSchema, organizationSchema } from "../model/api.js";
-import { SHAPES } from "../model/shapes.js";
+import { SHAPES, shapeIn, type Publication } from "../model/shapes.js";
 import { ROUTES } from "../route-table.js";
 import { canonicalJson, compareCodeUnits, isCanonicalText, type MemberSpans } from "../render/canonical-json.js";
 import { listTree } from "../emit/list-tree.js";
@@ -116,17 +116,22 @@ export interface AuditTreeOptions {
    * cost a fifth of an edit's rebuild). Without it the tree is walked.
    */
   files?: readonly string[];
+  /** Which tree's shapes the files are held to; default the public one. */
+  publication?: Publication;
 }
 
 /**
  * The per-file checks on bytes already in hand: the build calls this as it
  * writes each file, so a full build is audited without reading its tree back.
+ * A file of the preview tree is held to its preview shape (a post's answers
+ * carry its status there, and must not in the public tree).
  */
 export function inspectBytes(
   rel: string,
   bytes: Buffer,
   orgIds: ReadonlySet<string>,
   needles: readonly SecretNeedle[],
+  publication: Publication = "public",
 ): Inspected {
   const problems = scanForSecrets(rel, bytes, needles);
   const fail = (message: string): Inspected => ({ problems: [...problems, { where: rel, message }] });
@@ -170,13 +175,14 @@ export function inspectBytes(
       if (problems.length === 0) problems.push(...scanForSecrets(rel, Buffer.from(serialized, "utf8"), needles));
     }
   }
-  const parsed = SHAPES[shape].schema.safeParse(json);
+  const heldTo = shapeIn(publication, shape);
+  const parsed = SHAPES[heldTo].schema.safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues;
     const listed = issues.slice(0, MAX_ISSUES_PER_FILE).map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`);
     const more = issues.length > MAX_ISSUES_PER_FILE ? `; and ${issues.length - MAX_ISSUES_PER_FILE} more` : "";
     return fail(
-      `does not match the ${nounOf(shape)} response of the interface (${listed.join("; ")}${more}); ` +
+      `does not match the ${nounOf(heldTo)} response of the interface (${listed.join("; ")}${more}); ` +
         "a member the interface does not name may be a leak: find where it came from, then rebuild",
     );
   }
@@ -227,7 +233,7 @@ export async function auditTree(
     if (known) return known;
     const previous = options.previous?.get(rel);
     if (previous && previous.sha256 === options.sha256Of?.(rel)) return { problems: [], facts: previous.facts };
-    return inspectBytes(rel, await readFile(path.join(tree, rel)), expectations.orgIds, needles);
+    return inspectBytes(rel, await readFile(path.join(tree, rel)), expectations.orgIds, needles, options.publication);
   });
   const facts: FileFacts[] = [];
   for (const i of inspected) {

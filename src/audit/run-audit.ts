@@ -8,7 +8,9 @@ import { lstat, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { orNullOn } from "../errno.js";
 import { AuditFailedError, UsageError } from "../errors.js";
+import type { Publication } from "../model/shapes.js";
 import type { OrgSnapshot, PostHead } from "../model/snapshot.js";
+import { previewOutOf } from "../emit/tree-store.js";
 import { auditByDifference } from "./audit-by-difference.js";
 import { expectationsOf, readAuditInputs, type AuditExpectations, type OrgExpectation } from "./audit-inputs.js";
 import { auditTree, sortProblems, type AuditResult, type Inspected } from "./audit-tree.js";
@@ -26,6 +28,8 @@ export interface AuditOptions {
   content?: string;
   /** The instant deciding what is scheduled (D1); defaults to the clock. */
   now?: Date;
+  /** Audit the preview tree beside `out` (`<out>.preview`) by its rules instead of `out`. */
+  preview?: boolean;
 }
 
 /** `--out` as a folder to read: the live generation's tree when it is cdsnap's link, else the folder itself. */
@@ -41,9 +45,11 @@ async function treeOf(out: string): Promise<string> {
 
 /** Audits a published tree against the database (and the posts, with `content`). */
 export async function auditOut(options: AuditOptions): Promise<AuditResult> {
-  const tree = await treeOf(path.resolve(options.out));
-  const inputs = await readAuditInputs(options);
-  const result = await auditTree(tree, inputs.expectations, inputs.secrets);
+  const out = path.resolve(options.out);
+  const publication = options.preview ? "preview" : "public";
+  const tree = await treeOf(options.preview ? previewOutOf(out) : out);
+  const inputs = await readAuditInputs({ ...options, publication });
+  const result = await auditTree(tree, inputs.expectations, inputs.secrets, { publication });
   // A source problem quotes the value it refuses, which may be a secret's.
   const sourceProblems = redactSecrets(inputs.problems, needlesOf(inputs.secrets).needles);
   const problems = sortProblems([...sourceProblems, ...result.problems]);
@@ -77,8 +83,9 @@ export function createBuildAudit(
   now: number,
   audited: SecretsKey | null,
   key: SecretsKeyFor = secretsKeyFor(secrets, audited),
+  publication: Publication = "public",
 ) {
-  const expectations = expectationsOf(snapshot.orgs, snapshot.rowIds, postsByOrg, now);
+  const expectations = expectationsOf(snapshot.orgs, snapshot.rowIds, postsByOrg, now, publication);
   if (snapshot.kept) expectations.orgs = expectations.orgs.map((exp) => ({ ...exp, ...snapshot.kept!(exp.orgId) }));
   const { needles } = needlesOf(secrets);
 
@@ -89,7 +96,7 @@ export function createBuildAudit(
     /** What the sources publish of each organization audited against them. */
     expected,
     /** What the write stage inspects each file it writes against. */
-    inspection: { needles, orgIds: expectations.orgIds },
+    inspection: { needles, orgIds: expectations.orgIds, publication },
     /**
      * Whether a secret was added, changed or removed since the live generation
      * was audited: a new secret may be a value the live files already hold, so
@@ -132,7 +139,7 @@ export function createBuildAudit(
       // The recorded facts of the organizations audited whole, only: a carried organization's are never read.
       const reuse = reusable ? previous.facts(new Set(audited.map(orgInFolder))) : undefined;
       const whole: AuditExpectations = { orgIds: expectations.orgIds, orgs: expectations.orgs.filter((o) => !byDifference.has(o.orgId)) };
-      const result = await auditTree(tree, whole, secrets, { inspected, previous: reuse, sha256Of, files: audited });
+      const result = await auditTree(tree, whole, secrets, { inspected, previous: reuse, sha256Of, files: audited, publication });
       const problems = [...result.problems];
       const factsFound = [...result.facts];
       const changesOf = new Map<string, string[]>();
@@ -157,6 +164,7 @@ export function createBuildAudit(
           recorded: (rels) => previous.factsAt(rels),
           orgIds: expectations.orgIds,
           needles,
+          publication,
         });
         problems.push(...difference.problems);
         factsFound.push(...difference.facts);
@@ -169,7 +177,7 @@ export function createBuildAudit(
           return live !== undefined && live.sha256 === sha256Of(p.where);
         });
         // A path or an id may be the secret found: what the report prints must not hold it.
-        throw new AuditFailedError(sortProblems(redactSecrets(problems, needles)), liveHoldsOne);
+        throw new AuditFailedError(sortProblems(redactSecrets(problems, needles)), liveHoldsOne, publication);
       }
       const facts: AuditState["files"] = new Map();
       for (const fileFacts of factsFound) {

@@ -7,6 +7,7 @@ interface AuditFlags {
   out: string;
   content?: string;
   json?: boolean;
+  preview?: boolean;
 }
 
 /**
@@ -26,6 +27,7 @@ export function registerAudit(program: Command): void {
       ),
     )
     .option("--json", "print the result as one JSON object (for CI)")
+    .option("--preview", "audit the preview tree beside --out (<out>.preview, from build --preview) by its rules: no secret, no archived post")
     .action(async (flags: AuditFlags) => {
       const { auditOut } = await import("../audit/run-audit.js");
       const result = await auditOut(
@@ -33,6 +35,7 @@ export function registerAudit(program: Command): void {
           db: absolute(flags.db),
           out: absolute(flags.out),
           content: flags.content === undefined ? undefined : absolute(flags.content),
+          preview: flags.preview,
         }),
       );
       process.exitCode = result.ok ? 0 : 1;

@@ -18,6 +18,7 @@ interface BuildFlags {
   onChangeTimeout: number;
   verify?: boolean;
   pageSize?: number;
+  preview?: boolean;
 }
 
 const HEAP_GROWING_PERCENT = 25;
@@ -42,6 +43,7 @@ export function registerBuild(program: Command): void {
         .env("CDSNAP_PAGE_SIZE")
         .argParser(wholeNumber("--page-size", 1, MAX_PAGE_SIZE)),
     )
+    .option("--preview", "also write the preview tree beside --out (<out>.preview): drafts and scheduled posts too, each with its status, for keys with the preview scope")
     .addOption(onChangeOption())
     .addOption(onChangeTimeoutOption())
     .action(async (flags: BuildFlags) => {
@@ -62,6 +64,7 @@ export function registerBuild(program: Command): void {
           orgs: flags.org,
           verify: flags.verify,
           pageSize: flags.pageSize,
+          preview: flags.preview,
           onProgress: progress.update,
         }),
       ).finally(progress.finish);

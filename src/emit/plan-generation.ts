@@ -20,7 +20,8 @@ import { isUnchanged, type PostHead, type PostRecord, type UnchangedPost } from 
 import { canonicalJson, compareCodeUnits } from "../render/canonical-json.js";
 import { stateOf } from "../render/contents.js";
 import type { PostIdentity, PreviousPosts } from "../sources/read-posts.js";
-import { categoryKeyOf, type OrgPlan } from "../render/render-org.js";
+import { admits, builtKeyOf, shownStatus, type OrgPlan } from "../render/render-org.js";
+import type { Publication } from "../model/shapes.js";
 import { readState, type BuildState, type FileEntry } from "./build-state.js";
 import { renderedBytes, sha256 } from "./file-bytes.js";
 import { listTree } from "./list-tree.js";
@@ -67,18 +68,19 @@ const rowCategories = new WeakMap<OrgRows, ReadonlyMap<string, { slug: string; v
 /**
  * Whether an unchanged post is rendered again, and so read whole: its
  * category's slug or name changed (the categories' rows as stored, which
- * validation takes as they are), or it is published at `now` and was not
- * (a scheduled post fallen due). Otherwise its files and list item stand.
+ * validation takes as they are), it is listed at `now` and was not (a
+ * scheduled post fallen due), or its status in the preview tree changed.
+ * Otherwise its files and list item stand.
  */
-export function needsRecordAt(now: number): (rows: OrgRows, post: UnchangedPost) => boolean {
+export function needsRecordAt(now: number, publication: Publication): (rows: OrgRows, post: UnchangedPost) => boolean {
   return (rows, post) => {
     let categories = rowCategories.get(rows);
     if (!categories) {
       // Rows as read: one that validation refuses fails the build anyway.
       rowCategories.set(rows, (categories = new Map(rows.categories.map((c) => [String(c.slug), { slug: String(c.slug), value: String(c.value) }]))));
     }
-    if (categoryKeyOf(post, categories) !== post.built.category) return true;
-    return stateOf(post, now) === "published" && post.built.summary === null;
+    if (builtKeyOf(post, categories, shownStatus(publication, post, now)) !== post.built.category) return true;
+    return admits(publication, stateOf(post, now)) && post.built.summary === null;
   };
 }
 

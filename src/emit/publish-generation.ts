@@ -5,7 +5,7 @@
  */
 import type { OrgExpectation } from "../audit/audit-inputs.js";
 import { isUnchanged, type Post } from "../model/snapshot.js";
-import { categoryKeyOf } from "../render/render-org.js";
+import { builtKeyOf } from "../render/render-org.js";
 import { refreshState, writeState, type AuditState, type BuiltPost, type NextState, type StoredOrg } from "./build-state.js";
 import { sha256 } from "./file-bytes.js";
 import type { GenerationPlan } from "./plan-generation.js";
@@ -31,7 +31,7 @@ export interface KeptSources {
  */
 function nextPosts(plan: GenerationPlan, records: ReadonlyMap<string, readonly Post[]>): NextState["posts"] {
   const posts: NextState["posts"] = new Map();
-  for (const { orgId, categories, summaries } of plan.postsPlanned) {
+  for (const { orgId, categories, summaries, shows } of plan.postsPlanned) {
     const byFile = new Map<string, BuiltPost | null>();
     posts.set(orgId, byFile);
     for (const post of records.get(orgId) ?? []) {
@@ -40,7 +40,7 @@ function nextPosts(plan: GenerationPlan, records: ReadonlyMap<string, readonly P
         continue;
       }
       const { body: _body, ...record } = post;
-      byFile.set(post.file, { record, built: { category: categoryKeyOf(post, categories), summary: summaries.get(post.file) ?? null } });
+      byFile.set(post.file, { record, built: { category: builtKeyOf(post, categories, shows(post)), summary: summaries.get(post.file) ?? null } });
     }
   }
   return posts;

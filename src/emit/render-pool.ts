@@ -16,6 +16,8 @@ import { threadsWanted } from "../threads-wanted.js";
 import type { Inspected } from "../audit/audit-tree.js";
 import type { SecretNeedle } from "../audit/scan-secrets.js";
 import { UsageError } from "../errors.js";
+import type { PreviewStatus } from "../model/api.js";
+import type { Publication } from "../model/shapes.js";
 import type { CategoryRecord, PostRecord } from "../model/snapshot.js";
 
 /** Below this many posts to render, a worker's start-up costs more than it saves. */
@@ -32,6 +34,8 @@ export interface RenderJobInput {
   orgId: string;
   post: PostRecord;
   categories: [string, CategoryRecord][];
+  /** The status its answers show: in the preview tree only. */
+  status?: PreviewStatus;
   /** The live file's hash at each of the post's paths, when there is one. */
   live: [rel: string, sha256: string][];
 }
@@ -45,6 +49,7 @@ export interface RenderSetup {
   replace: boolean;
   orgIds: string[];
   needles: SecretNeedle[];
+  publication: Publication;
 }
 
 /** One file of a rendered post: written (with the audit's inspection) or the live file kept. */

@@ -13,7 +13,7 @@ function render(job: RenderJobInput): FileOutcome[] {
   const { tree, contentDir, linkFrom, replace } = setup!;
   const live = new Map(job.live);
   const body = job.post.body ?? loadBody(contentDir, job.post);
-  return postFileBytes(job.orgId, job.post, body, new Map(job.categories)).map(({ rel, bytes, sha256 }): FileOutcome => {
+  return postFileBytes(job.orgId, job.post, body, new Map(job.categories), job.status).map(({ rel, bytes, sha256 }): FileOutcome => {
     if (live.get(rel) === sha256) {
       if (linkFrom !== null) linkInto(tree, path.join(linkFrom, rel), rel, false);
       return { rel, kept: true };
@@ -26,7 +26,7 @@ function render(job: RenderJobInput): FileOutcome[] {
 parentPort?.on("message", (task: RenderTask) => {
   if ("setup" in task) {
     setup = task.setup;
-    inspect = createInspector(new Set(task.setup.orgIds), task.setup.needles);
+    inspect = createInspector(new Set(task.setup.orgIds), task.setup.needles, task.setup.publication);
     return;
   }
   let answer: RenderAnswer;

@@ -9,6 +9,7 @@
 import { closeSync, fstatSync, linkSync, mkdirSync, openSync, rmdirSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
 import type { CategoryRecord, PostRecord } from "../model/snapshot.js";
+import type { PreviewStatus } from "../model/api.js";
 import { fileOf } from "../api-paths.js";
 import { renderPostFiles } from "../render/render-org.js";
 import { fileBytes, sha256 } from "./file-bytes.js";
@@ -86,15 +87,16 @@ export function createFile(tree: string, rel: string, bytes: Buffer, replace: bo
   }
 }
 
-/** A published post's files as bytes: by id and by slug are the same object, serialized and hashed once into one buffer. */
+/** A listed post's files as bytes: by id and by slug are the same object, serialized and hashed once into one buffer. */
 export function postFileBytes(
   orgId: string,
   post: PostRecord,
   body: string,
   categories: ReadonlyMap<string, CategoryRecord>,
+  status?: PreviewStatus,
 ): { rel: string; bytes: Buffer; sha256: string }[] {
   const serialized = new Map<unknown, { bytes: Buffer; sha256: string }>();
-  return renderPostFiles(orgId, post, body, categories).map((file) => {
+  return renderPostFiles(orgId, post, body, categories, status).map((file) => {
     let done = serialized.get(file.json);
     if (!done) {
       const bytes = fileBytes(file.json);

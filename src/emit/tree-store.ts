@@ -31,6 +31,12 @@ export interface TreeStore {
   gensDir: string;
 }
 
+/**
+ * Where `build --preview` writes the preview tree: beside `--out`, a tree
+ * store of its own (`site.preview`, `.site.preview.cdsnap/`), never inside the public one.
+ */
+export const previewOutOf = (out: string): string => `${path.resolve(out)}.preview`;
+
 export function treeStoreOf(out: string): TreeStore {
   const absolute = path.resolve(out);
   const stateDir = path.join(path.dirname(absolute), `.${path.basename(absolute)}.cdsnap`);

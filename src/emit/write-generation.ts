@@ -18,6 +18,7 @@
 import { linkSync, mkdirSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
+import type { Publication } from "../model/shapes.js";
 import type { PostRecord } from "../model/snapshot.js";
 import type { Inspected } from "../audit/audit-tree.js";
 import { createInspector } from "../audit/inspector.js";
@@ -74,6 +75,8 @@ export type WriteResult = Unchanged | WrittenGeneration;
 export interface Inspection {
   needles: SecretNeedle[];
   orgIds: ReadonlySet<string>;
+  /** Which tree's shapes the files are held to. */
+  publication: Publication;
 }
 
 export interface WriteOptions {
@@ -141,7 +144,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
   };
   const replay = new Map<string, boolean>();
   const inspected = new Map<string, Inspected>();
-  const inspect = createInspector(options.inspection.orgIds, options.inspection.needles);
+  const inspect = createInspector(options.inspection.orgIds, options.inspection.needles, options.inspection.publication);
   const changes: ChangedPaths = { added: [], changed: [], removed: plan.removed.map(apiPathOfFile) };
   for (const rel of plan.removed) statsOf(orgOfFile(rel)).removed++;
   let postsRendered = 0;
@@ -195,7 +198,8 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
     const toRender = plan.jobs.filter((job): job is RenderJob => !job.reuse);
     postsRendered = toRender.length;
     const renderHere = async (job: RenderJob) => {
-      for (const file of postFileBytes(job.orgId, job.post, job.post.body ?? options.loadBody(job.post), job.plan.categories)) {
+      const body = job.post.body ?? options.loadBody(job.post);
+      for (const file of postFileBytes(job.orgId, job.post, body, job.plan.categories, job.plan.shows(job.post))) {
         await keepOrWrite(file.rel, job.orgId, file.bytes, file.sha256);
       }
       finished(job);
@@ -210,11 +214,13 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
         replace: trusted,
         orgIds: [...inspection.orgIds],
         needles: inspection.needles,
+        publication: inspection.publication,
       };
       const input = (job: RenderJob): RenderJobInput => ({
         orgId: job.orgId,
         post: job.post,
         categories: [...job.plan.categories],
+        status: job.plan.shows(job.post),
         live: job.rels.flatMap((rel): [string, string][] => {
           const entry = liveEntry(rel);
           return entry ? [[rel, entry[0]]] : [];

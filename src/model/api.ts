@@ -79,25 +79,38 @@ const pageNumber = z.number().int().min(1);
  * slice lies (Ghost's `meta.pagination`). Page 1 always exists, empty when the
  * list is; `next` and `prev` are page numbers, null past either end.
  */
-export const contentPageSchema = z.strictObject({
-  items: z.array(contentSummarySchema),
-  meta: z.strictObject({
-    pagination: z.strictObject({
-      page: pageNumber,
-      limit: pageNumber,
-      pages: pageNumber,
-      total: z.number().int().min(0),
-      next: pageNumber.nullable(),
-      prev: pageNumber.nullable(),
-    }),
+const pageMeta = z.strictObject({
+  pagination: z.strictObject({
+    page: pageNumber,
+    limit: pageNumber,
+    pages: pageNumber,
+    total: z.number().int().min(0),
+    next: pageNumber.nullable(),
+    prev: pageNumber.nullable(),
   }),
 });
+
+export const contentPageSchema = z.strictObject({ items: z.array(contentSummarySchema), meta: pageMeta });
 
 export const contentDetailSchema = z.strictObject({
   ...contentSummaryShape,
   content: z.string(),
   references: z.array(referenceSchema).nullable(),
 });
+
+/**
+ * A post's state in the preview tree (docs/decisions.md, "Previews"): what an editor
+ * previewing it needs to know, since the preview lists drafts and scheduled
+ * posts beside published ones. Never in the public tree.
+ */
+export const previewStatusSchema = z.enum(["published", "scheduled", "draft"]);
+
+const previewShape = { status: previewStatusSchema };
+
+export const previewContentSummarySchema = z.strictObject({ ...contentSummaryShape, ...previewShape });
+export const previewContentListSchema = z.strictObject({ items: z.array(previewContentSummarySchema) });
+export const previewContentPageSchema = z.strictObject({ items: z.array(previewContentSummarySchema), meta: pageMeta });
+export const previewContentDetailSchema = z.strictObject({ ...contentDetailSchema.shape, ...previewShape });
 
 export const categorySchema = z.strictObject({ id: z.string(), slug: z.string(), value: z.string() });
 export const categoryListSchema = z.strictObject({ items: z.array(categorySchema) });
@@ -125,6 +138,9 @@ export type ContentSummary = z.infer<typeof contentSummarySchema>;
 export type ContentList = z.infer<typeof contentListSchema>;
 export type ContentPage = z.infer<typeof contentPageSchema>;
 export type ContentDetail = z.infer<typeof contentDetailSchema>;
+export type PreviewStatus = z.infer<typeof previewStatusSchema>;
+export type PreviewContentSummary = z.infer<typeof previewContentSummarySchema>;
+export type PreviewContentDetail = z.infer<typeof previewContentDetailSchema>;
 export type Category = z.infer<typeof categorySchema>;
 export type CategoryList = z.infer<typeof categoryListSchema>;
 export type ErrorBody = z.infer<typeof errorBodySchema>;

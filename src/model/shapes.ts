@@ -20,6 +20,10 @@ import {
   errorBodySchema,
   fieldSchema,
   organizationSchema,
+  previewContentDetailSchema,
+  previewContentListSchema,
+  previewContentPageSchema,
+  previewContentSummarySchema,
   referenceListSchema,
   referenceSchema,
 } from "./api.js";
@@ -53,6 +57,26 @@ export const SHAPES = {
     description: "A page of a contents list: an exact slice of it, and meta.pagination saying where it lies.",
   },
   ContentDetail: { schema: contentDetailSchema, io: "output", description: "A content item with its markdown body." },
+  PreviewContentSummary: {
+    schema: previewContentSummarySchema,
+    io: "output",
+    description: "An item of the contents list of the preview tree: a post in any state but archived, with its status.",
+  },
+  PreviewContentList: {
+    schema: previewContentListSchema,
+    io: "output",
+    description: "The preview tree's contents: published, scheduled and draft posts, newest first.",
+  },
+  PreviewContentPage: {
+    schema: previewContentPageSchema,
+    io: "output",
+    description: "A page of a contents list of the preview tree: an exact slice of it, each post with its status.",
+  },
+  PreviewContentDetail: {
+    schema: previewContentDetailSchema,
+    io: "output",
+    description: "A content item of the preview tree, with its markdown body and its status.",
+  },
   Reference: { schema: referenceSchema, io: "output", description: "A source cited by a [N] marker." },
   ReferenceList: { schema: referenceListSchema, io: "output", description: "A bare array of references." },
   Category: { schema: categorySchema, io: "output", description: "A category." },
@@ -86,3 +110,22 @@ export const SHAPES = {
 } satisfies Record<string, Shape>;
 
 export type ShapeName = keyof typeof SHAPES;
+
+/**
+ * Which tree a build writes: the public one, or the preview one beside it
+ * (`--preview`), which also holds drafts and scheduled posts, each with its status.
+ */
+export type Publication = "public" | "preview";
+
+/** The shapes a preview tree's post files have instead of the route table's. */
+const PREVIEW_SHAPES: Partial<Record<ShapeName, ShapeName>> = {
+  ContentSummary: "PreviewContentSummary",
+  ContentList: "PreviewContentList",
+  ContentPage: "PreviewContentPage",
+  ContentDetail: "PreviewContentDetail",
+};
+
+/** The shape a file of `publication`'s tree has, given the one the route table names. */
+export function shapeIn(publication: Publication, shape: ShapeName): ShapeName {
+  return publication === "preview" ? (PREVIEW_SHAPES[shape] ?? shape) : shape;
+}

@@ -1,9 +1,12 @@
 import {
   contentDetailSchema,
   contentSummarySchema,
+  previewContentDetailSchema,
+  previewContentSummarySchema,
   referenceListSchema,
   type ContentDetail,
   type ContentSummary,
+  type PreviewStatus,
   type Reference,
 } from "../model/api.js";
 import { isBlank } from "../model/rules.js";
@@ -59,21 +62,23 @@ function summaryFields(post: PostRecord, categories: ReadonlyMap<string, Categor
   };
 }
 
-/** The list item of a post: everything but the body, so it needs no body in memory. */
-export function renderSummary(post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>): ContentSummary {
-  return contentSummarySchema.parse(summaryFields(post, categories));
+/**
+ * The list item of a post: everything but the body, so it needs no body in
+ * memory. With a `status`, the preview tree's item, which carries it.
+ */
+export function renderSummary(post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>, status?: PreviewStatus): ContentSummary {
+  const fields = summaryFields(post, categories);
+  return status === undefined ? contentSummarySchema.parse(fields) : previewContentSummarySchema.parse({ ...fields, status });
 }
 
 export function renderDetail(
   post: PostRecord,
   body: string,
   categories: ReadonlyMap<string, CategoryRecord>,
+  status?: PreviewStatus,
 ): ContentDetail {
-  return contentDetailSchema.parse({
-    ...summaryFields(post, categories),
-    content: body,
-    references: referencesOf(post),
-  });
+  const fields = { ...summaryFields(post, categories), content: body, references: referencesOf(post) };
+  return status === undefined ? contentDetailSchema.parse(fields) : previewContentDetailSchema.parse({ ...fields, status });
 }
 
 /** D3: `/references` answers `[]` for a post whose references are null. */

@@ -8,6 +8,8 @@
  * renders one post's three files once its body is at hand.
  */
 import { ROUTES, itemFileKinds, itemRoute, type Route } from "../route-table.js";
+import type { PreviewStatus } from "../model/api.js";
+import type { Publication } from "../model/shapes.js";
 import { isUnchanged, type CategoryRecord, type OrgSnapshot, type Post, type PostHead, type PostRecord, type UnchangedPost } from "../model/snapshot.js";
 import { renderBlocks, renderCategories, type PageMembership } from "./blocks.js";
 import { canonicalJson } from "./canonical-json.js";
@@ -17,6 +19,7 @@ import {
   renderSummary,
   sortNewestFirst,
   stateOf,
+  type PostState,
 } from "./contents.js";
 import { renderOrganization } from "./organization.js";
 import { DEFAULT_PAGE_SIZE, pagesOf } from "./pages.js";
@@ -55,12 +58,13 @@ export interface OrgPlan {
   /** Every file but the three of each published post, but those of a kept part. */
   files: RenderedFile[];
   /**
-   * Published posts, newest first; the files of those parsed or read whole
+   * The posts the tree holds (published ones; in the preview tree every one
+   * but an archived one), newest first; the files of those parsed or read whole
    * come from renderPostFiles, those of unchanged ones are the live tree's.
    * None when the posts are kept.
    */
   posts: Post[];
-  /** Each published post's list item, as canonical JSON, by post file. */
+  /** Each listed post's list item, as canonical JSON, by post file. */
   summaries: Map<string, string>;
   categories: ReadonlyMap<string, CategoryRecord>;
   /** Null when the rows are kept: the membership is the last build's. */
@@ -69,6 +73,8 @@ export interface OrgPlan {
   /** Earliest publish instant still in the future (D1, D12), ISO 8601, or null. */
   nextPublishAt: string | null;
   kept: { rows: boolean; posts: boolean };
+  /** The status a post's answers show: in the preview tree only. */
+  shows: (post: PostHead) => PreviewStatus | undefined;
 }
 
 // The files of one block and of one published post, as the route table lists them.
@@ -86,6 +92,35 @@ export function categoryKeyOf(post: PostHead, categories: ReadonlyMap<string, Pi
 }
 
 /**
+ * Whether a post in `state` is in `publication`'s tree: the public tree holds
+ * published posts only (D1), the preview tree every post but an archived one.
+ */
+export function admits(publication: Publication, state: PostState): state is PreviewStatus {
+  return publication === "preview" ? state !== "archived" : state === "published";
+}
+
+/** The status a post's answers show in `publication`'s tree at `now`: none in the public tree. */
+export function shownStatus(publication: Publication, post: PostHead, now: number): PreviewStatus | undefined {
+  if (publication === "public") return undefined;
+  const state = stateOf(post, now);
+  return admits(publication, state) ? state : undefined;
+}
+
+/**
+ * What a post's files depend on besides its own source, as the build state
+ * keeps it: its category's slug and name, and the status they show (a
+ * scheduled post fallen due shows another in the preview tree).
+ */
+export function builtKeyOf(
+  post: PostHead,
+  categories: ReadonlyMap<string, Pick<CategoryRecord, "slug" | "value">>,
+  status: PreviewStatus | undefined,
+): string {
+  const key = categoryKeyOf(post, categories);
+  return status === undefined ? key : `${key}\u0000${status}`;
+}
+
+/**
  * An unchanged post that is published has its list item as built: the
  * contents list is assembled from those, and only the other posts' items are
  * rendered. A part `kept` names is not rendered (its posts, or its blocks, are
@@ -95,11 +130,12 @@ export function planOrg(
   org: OrgSnapshot,
   posts: readonly Post[],
   now: number,
-  { kept, pageSize = DEFAULT_PAGE_SIZE }: { kept?: KeptParts; pageSize?: number } = {},
+  { kept, pageSize = DEFAULT_PAGE_SIZE, publication = "public" }: { kept?: KeptParts; pageSize?: number; publication?: Publication } = {},
 ): OrgPlan {
   const categories = categoriesBySlug(org);
+  const shows = (post: PostHead) => shownStatus(publication, post, now);
   const rows = kept?.rows ? keptRows(kept) : planRows(org);
-  const postsPart = kept?.posts ? keptPosts(kept) : planPosts(org, posts, now, categories, pageSize);
+  const postsPart = kept?.posts ? keptPosts(kept) : planPosts(org, posts, now, categories, { pageSize, publication, shows });
   return {
     orgId: org.id,
     files: [...rows.files, ...postsPart.files],
@@ -110,6 +146,7 @@ export function planOrg(
     counts: { ...postsPart.counts, ...rows.counts, categories: org.categories.length },
     nextPublishAt: postsPart.nextPublishAt,
     kept: { rows: kept?.rows ?? false, posts: kept?.posts ?? false },
+    shows,
   };
 }
 
@@ -145,28 +182,38 @@ const keptPosts = ({ counts, nextPublishAt }: KeptParts) => ({
   nextPublishAt,
 });
 
-/** The contents list and its pages, each category's pages, and the published posts whose files renderPostFiles makes. */
-function planPosts(org: OrgSnapshot, posts: readonly Post[], now: number, categories: ReadonlyMap<string, CategoryRecord>, pageSize: number) {
+/**
+ * The contents list and its pages, each category's pages, and the listed
+ * posts whose files renderPostFiles makes. The preview tree's list is ordered
+ * by D2 whatever a post's status: every post has a publish date (a draft
+ * too), which places it; its pages are slices of that list.
+ */
+function planPosts(
+  org: OrgSnapshot,
+  posts: readonly Post[],
+  now: number,
+  categories: ReadonlyMap<string, CategoryRecord>,
+  { pageSize, publication, shows }: { pageSize: number; publication: Publication; shows: (post: PostHead) => PreviewStatus | undefined },
+) {
   const orgId = org.id;
   const counts: PostCounts = { postsPublished: 0, postsDraft: 0, postsArchived: 0, postsScheduled: 0 };
   let nextPublish = Infinity;
-  const published: Post[] = [];
+  const listed: Post[] = [];
   for (const post of posts) {
     const state = stateOf(post, now);
-    if (state === "published") {
-      published.push(post);
-      counts.postsPublished++;
-    } else if (state === "scheduled") {
+    if (admits(publication, state)) listed.push(post);
+    if (state === "published") counts.postsPublished++;
+    else if (state === "scheduled") {
       counts.postsScheduled++;
       nextPublish = Math.min(nextPublish, post.publish.instant);
     } else if (state === "draft") counts.postsDraft++;
     else counts.postsArchived++;
   }
 
-  const ordered = sortNewestFirst(published);
+  const ordered = sortNewestFirst(listed);
   const summaries = new Map<string, string>();
   const items = ordered.map((post) => {
-    const item = isUnchanged(post) ? builtSummary(post) : canonicalJson(renderSummary(post, categories));
+    const item = isUnchanged(post) ? builtSummary(post) : canonicalJson(renderSummary(post, categories, shows(post)));
     summaries.set(post.file, item);
     return item;
   });
@@ -179,8 +226,8 @@ function planPosts(org: OrgSnapshot, posts: readonly Post[], now: number, catego
   ordered.forEach((post, i) => {
     if (post.meta.category !== undefined) inCategory.get(post.meta.category)?.push(items[i]!);
   });
-  for (const [slug, listed] of inCategory) {
-    for (const { page, canonical } of pagesOf(listed, pageSize)) files.push({ route: { kind: "categoryContentsPage", orgId, slug, page: String(page) }, canonical });
+  for (const [slug, inList] of inCategory) {
+    for (const { page, canonical } of pagesOf(inList, pageSize)) files.push({ route: { kind: "categoryContentsPage", orgId, slug, page: String(page) }, canonical });
   }
   return {
     files,
@@ -192,19 +239,20 @@ function planPosts(org: OrgSnapshot, posts: readonly Post[], now: number, catego
 }
 
 function builtSummary(post: UnchangedPost): string {
-  // An unchanged post published now and not before is read whole (needsRecordAt in emit/plan-generation.ts).
-  if (post.built.summary === null) throw new Error(`${post.file} is published but was planned without its record`);
+  // An unchanged post listed now and not before is read whole (needsRecordAt in emit/plan-generation.ts).
+  if (post.built.summary === null) throw new Error(`${post.file} is listed but was planned without its record`);
   return post.built.summary;
 }
 
-/** A published post's three files: by id, by slug, and its references. */
+/** A listed post's three files: by id, by slug, and its references; with its status in the preview tree. */
 export function renderPostFiles(
   orgId: string,
   post: PostRecord,
   body: string,
   categories: ReadonlyMap<string, CategoryRecord>,
+  status?: PreviewStatus,
 ): JsonFile[] {
-  const detail = renderDetail(post, body, categories);
+  const detail = renderDetail(post, body, categories, status);
   return POST_FILE_KINDS.map((kind) => ({
     route: itemRoute(kind, orgId, detail),
     json: ROUTES[kind].role === "references" ? renderReferences(detail) : detail,

@@ -5,7 +5,7 @@
  * that renders every post again into a copy of the live tree; and a secret a
  * worker finds fails the build with the same problems.
  */
-import { rm } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleCliWith, runBundle } from "../fixtures/cli.js";
@@ -65,6 +65,19 @@ describe("rendering posts in worker threads", () => {
     expect(two.postsRendered).toBe(one.postsRendered);
     expect(two.postsRendered).toBeGreaterThanOrEqual(400);
     expect(await hashTree(path.join(fx.dir, "two"))).toBe(await hashTree(path.join(fx.dir, "one")));
+  });
+
+  it("the preview tree is the same with two threads as with one: drafts rendered with their status in the workers", async () => {
+    const previewArgs = (out: string) => [...args(path.join(fx.dir, out)), "--preview"];
+    const one = await runBundle(cli(), previewArgs("preview-one"), { CDSNAP_RENDER_THREADS: "1" });
+    const two = await runBundle(cli(), previewArgs("preview-two"), { CDSNAP_RENDER_THREADS: "2" });
+    expect(one.code, one.stderr).toBe(0);
+    expect(two.code, two.stderr).toBe(0);
+    const report = JSON.parse(two.stdout) as { preview: { postsRendered: number } };
+    expect(report.preview.postsRendered).toBeGreaterThanOrEqual(POSTS);
+    expect(await hashTree(path.join(fx.dir, "preview-two.preview"))).toBe(await hashTree(path.join(fx.dir, "preview-one.preview")));
+    const draft = JSON.parse(await readFile(path.join(fx.dir, "preview-two.preview", "api/organizations/acme/contents/p0.json"), "utf8")) as { status: string };
+    expect(draft.status).toBe("draft");
   });
 
   it("a secret in a post, found by a worker's inspection, fails the build as it does in one thread", async () => {
