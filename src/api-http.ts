@@ -5,6 +5,12 @@
 
 /** Every file answer (200, 304): a minute fresh, then served stale while revalidated (D10). */
 export const CACHE_CONTROL = "public, max-age=60, stale-while-revalidate=600";
+/**
+ * Every file answer to a key with the `preview` scope: it may show a draft,
+ * so no shared cache may keep it (one that caches by URL would hand it to a
+ * read key), and it carries no Cache-Tag.
+ */
+export const PREVIEW_CACHE_CONTROL = "private, no-store";
 /** Every error and every PATCH answer: nothing of them is cached. */
 export const NO_STORE = "no-store";
 /** Answers differ by key and by origin (D10, D11). */

@@ -11,6 +11,7 @@ interface DevFlags {
   port: number;
   onChange?: string;
   onChangeTimeout: number;
+  preview?: boolean;
 }
 
 /** `cdsnap dev`: build, serve, and rebuild on every change of the posts or the database until Ctrl-C. */
@@ -23,10 +24,14 @@ export function registerDev(program: Command): void {
     .addOption(outOption())
     .addOption(hostOption())
     .addOption(portOption())
+    .option("--preview", "build and serve the preview tree too (build --preview): keys with the preview scope read drafts and scheduled posts as they are saved")
     .addOption(onChangeOption())
     .addOption(onChangeTimeoutOption())
     .action(async (flags: DevFlags) => {
       const { startDev } = await import("../dev/dev-server.js");
+      const { previewHint } = await import("../dev/preview-hint.js");
+      const { listOrgIds } = await import("../db/read-snapshot.js");
+      const { openDatabase } = await import("../db/open.js");
       const hook = hookOf(flags, (run) => (run.status === "ok" ? process.stdout : process.stderr).write(`${describeHookRun(run)}\n`));
       const dev = await startDev(
         Object.freeze({
@@ -36,6 +41,7 @@ export function registerDev(program: Command): void {
           host: flags.host,
           port: flags.port,
           onChange: hook?.notify,
+          preview: flags.preview,
         }),
       ).catch((error: unknown) => {
         throw listenRefusal(error, SERVE_ADDRESS_FLAGS);
@@ -54,7 +60,16 @@ export function registerDev(program: Command): void {
         process.on("SIGTERM", onSignal);
         process.on("SIGINT", onSignal);
         dev.listening.then(
-          (url) => process.stdout.write(`cdsnap dev serving ${url}; watching ${flags.content} and ${flags.db} (Ctrl-C stops)\n`),
+          (url) => {
+            process.stdout.write(`cdsnap dev serving ${url}; watching ${flags.content} and ${flags.db} (Ctrl-C stops)\n`);
+            if (!flags.preview) return;
+            const db = openDatabase(absolute(flags.db), { readonly: true });
+            try {
+              process.stdout.write(`${previewHint(url, absolute(flags.db), listOrgIds(db))}\n`);
+            } finally {
+              db.close();
+            }
+          },
           (error: unknown) => stop(() => reject(listenRefusal(error, SERVE_ADDRESS_FLAGS))),
         );
       });

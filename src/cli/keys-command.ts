@@ -37,7 +37,7 @@ export function registerKeys(program: Command): void {
     .description("create a key and print it once; only its SHA-256 is stored")
     .addOption(dbOption())
     .requiredOption("--org <id>", "organization the key belongs to")
-    .option("--scopes <scopes>", "read, or read,write", "read")
+    .option("--scopes <scopes>", "read, read,write, read,preview (reads drafts and scheduled posts from the preview tree) or read,write,preview", "read")
     .option("--label <label>", "a note to recognise the key by")
     .option("--json", "print the key and its record as JSON")
     .addOption(edgeOutOption())

@@ -6,7 +6,19 @@
  * build of the demo organization.
  */
 import { httpError } from "../api-errors.js";
-import { ALLOWED_HEADERS, ALLOWED_METHODS, CACHE_CONTROL, EXPOSED_HEADERS, FILE_VARY, NO_STORE, PREFLIGHT_CACHE_CONTROL, PREFLIGHT_MAX_AGE, VARY } from "../api-http.js";
+import {
+  ALLOWED_HEADERS,
+  ALLOWED_METHODS,
+  CACHE_CONTROL,
+  EXPOSED_HEADERS,
+  FILE_VARY,
+  NO_STORE,
+  PREFLIGHT_CACHE_CONTROL,
+  PREFLIGHT_MAX_AGE,
+  PREVIEW_CACHE_CONTROL,
+  VARY,
+} from "../api-http.js";
+import { shapeIn, type ShapeName } from "../model/shapes.js";
 import { CODINGS, MIN_COMPRESSED_BYTES } from "../content-coding.js";
 import type { CdsnapError } from "../errors.js";
 import {
@@ -88,12 +100,22 @@ const HEADERS = {
       "length of the compressed body.",
     { enum: [...CODINGS] },
   ),
-  cacheControl: header(`\`${CACHE_CONTROL}\` (D10).`, { const: CACHE_CONTROL }, true),
-  cacheTag: header(
-    "The entities the answer shows (`org:…`, `block:…`, `content:…`, `category:…`, or the collection): a CDN purges by them.",
-    { type: "string", pattern: "^org:[^,]+(?:,[^,]+)*$" },
+  cacheControl: header(
+    `\`${CACHE_CONTROL}\` (D10); \`${PREVIEW_CACHE_CONTROL}\` on every answer to a key with the \`preview\` scope, which may ` +
+      "show a draft: no shared cache keeps it.",
+    { enum: [CACHE_CONTROL, PREVIEW_CACHE_CONTROL] },
     true,
   ),
+  cacheTag: {
+    ...header(
+      "The entities the answer shows (`org:…`, `block:…`, `content:…`, `category:…`, or the collection): a CDN purges by them. " +
+        `Present exactly when \`Cache-Control\` is \`${CACHE_CONTROL}\` (\`x-present-with-cache-control\`): absent from an ` +
+        "answer to a key with the `preview` scope, which no cache keeps.",
+      { type: "string", pattern: "^org:[^,]+(?:,[^,]+)*$" },
+    ),
+    // OpenAPI cannot tie one header to another's value; this extension states it for tools and tests.
+    "x-present-with-cache-control": CACHE_CONTROL,
+  },
   lastModified: header("When the file was written.", { type: "string" }, true),
   acceptRanges: header("`none`: the answer is always the whole document.", { const: "none" }, true),
   noStore: header(`\`${NO_STORE}\`: nothing of this answer is cached.`, { const: NO_STORE }, true),
@@ -178,6 +200,16 @@ function errorResponses(kind: RouteKind, method: Method, shared: Map<string, Jso
   return out;
 }
 
+/**
+ * The body of a file answer: the route's shape, or for a post's files either
+ * it or its preview shape (the same with the post's `status`), which only a
+ * key with the `preview` scope is answered with.
+ */
+function fileSchema(shape: ShapeName): Json {
+  const preview = shapeIn("preview", shape);
+  return preview === shape ? schemaRef(shape) : { oneOf: [schemaRef(shape), schemaRef(preview)] };
+}
+
 function readOperations(kind: RouteKind, example: unknown, shared: Map<string, Json>): Json {
   const docs = ROUTE_DOCS[kind];
   const route = ROUTES[kind];
@@ -200,7 +232,7 @@ function readOperations(kind: RouteKind, example: unknown, shared: Map<string, J
         "200": {
           description: docs.summary,
           headers: fileHeaders(true),
-          content: { "application/json": { schema: schemaRef(route.shape), examples: { demo: { value: example } } } },
+          content: { "application/json": { schema: fileSchema(route.shape), examples: { demo: { value: example } } } },
         },
         "304": notModified,
         ...errorResponses(kind, "GET", shared),
@@ -405,7 +437,10 @@ export function openApiDocument(examples: DemoExamples): Json {
           type: "apiKey",
           in: "header",
           name: "x-api-key",
-          description: "A key of the organization in the path. `read` keys can GET; `read write` keys can also PATCH (D5).",
+          description:
+            "A key of the organization in the path. `read` keys can GET; `read write` keys can also PATCH (D5). A key with the " +
+            "`preview` scope (`read preview`, `read write preview`) reads the same paths from the preview tree, where " +
+            "`build --preview` made one: drafts and scheduled posts too, each with its `status`, every answer `private, no-store`.",
         },
       },
       parameters: parameterComponents(),

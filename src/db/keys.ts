@@ -6,7 +6,19 @@ import { createHash, randomBytes } from "node:crypto";
 import { UsageError } from "../errors.js";
 import type { Db } from "./open.js";
 
-export type Scope = "read" | "write";
+/**
+ * `read`: every GET; `write`: the two PATCHes too; `preview`: the reads
+ * answered from the preview tree (drafts and scheduled posts), where there is one.
+ */
+export type Scope = "read" | "write" | "preview";
+
+/** The order scopes are spelled in: `read`, `read write`, `read preview`, `read write preview`. */
+const SCOPES: readonly Scope[] = ["read", "write", "preview"];
+
+const inOrder = (scopes: Iterable<Scope>): Scope[] => {
+  const held = new Set(scopes);
+  return SCOPES.filter((scope) => held.has(scope));
+};
 
 export interface KeyRecord {
   id: string;
@@ -22,29 +34,32 @@ export function hashKey(raw: string): string {
   return createHash("sha256").update(raw, "utf8").digest("hex");
 }
 
-/** Parses `read`, `read,write`, `read write`; a write key can always read. */
+/** Parses `read`, `read,write`, `read,preview`, `read write preview`; every key can read. */
 export function parseScopes(text: string): Scope[] {
   const words = text.split(/[\s,]+/).filter(Boolean);
   const scopes = new Set<Scope>(["read"]);
   for (const word of words) {
-    if (word !== "read" && word !== "write") throw new UsageError(`unknown scope "${word}"; use read or read,write`);
-    scopes.add(word);
+    if (!(SCOPES as readonly string[]).includes(word)) {
+      throw new UsageError(`unknown scope "${word}"; use read, read,write, read,preview or read,write,preview`);
+    }
+    scopes.add(word as Scope);
   }
-  return [...scopes].sort();
+  return inOrder(scopes);
 }
 
 /**
- * The scopes an `api_keys.scopes` value grants: every key reads, and writes
- * when `write` is one of its space-separated words. Other words grant nothing,
- * so `'read,write'` is a read key.
+ * The scopes an `api_keys.scopes` value grants: every key reads, writes
+ * when `write` is one of its space-separated words, and reads the preview
+ * tree when `preview` is. Other words grant nothing, so `'read,write'` is a read key.
  */
 export function scopesOf(column: string): Scope[] {
-  return column.split(" ").includes("write") ? ["read", "write"] : ["read"];
+  const words = column.split(" ");
+  return inOrder(["read", ...SCOPES.filter((scope) => scope !== "read" && words.includes(scope))]);
 }
 
-/** Scopes as the database spells them, and as `keys` prints them: `read` or `read write`. */
+/** Scopes as the database spells them, and as `keys` prints them: `read`, `read write`, `read preview`, `read write preview`. */
 export function spellScopes(scopes: readonly Scope[]): string {
-  return [...scopes].sort().join(" ");
+  return inOrder(scopes).join(" ");
 }
 
 interface KeyRow {

@@ -43,6 +43,11 @@ export interface DevOptions {
   onChange?: (change: Change) => void;
   /** The clock the publish schedule reads and sets its timers by (tests). */
   clock?: ScheduleClock;
+  /**
+   * Build the preview tree too on every rebuild (`build --preview`): keys with
+   * the preview scope then read drafts and scheduled posts as they are saved.
+   */
+  preview?: boolean;
 }
 
 export interface RunningDev {
@@ -74,11 +79,14 @@ function problemsOf(error: unknown): readonly Problem[] | undefined {
 function describeSuccess(report: BuildReport, scope: RebuildScope, due: Date | undefined): string {
   const what = `${scope.orgs ? scope.orgs.join(", ") : "all organizations"}${due ? ` for the posts due at ${due.toISOString()}` : ""}`;
   const next = report.nextPublishAt ? `; next scheduled publish ${report.nextPublishAt}` : "";
-  if (!report.changed) return `rebuilt ${what} in ${report.durationMs} ms: no output changed${next}`;
+  const { preview } = report;
+  const previewPart = preview ? `; preview ${preview.changed ? `generation ${preview.generation}` : "unchanged"}` : "";
+  const durationMs = report.durationMs + (preview?.durationMs ?? 0);
+  if (!report.changed) return `rebuilt ${what} in ${durationMs} ms: no output changed${previewPart}${next}`;
   const sum = (key: "filesWritten" | "filesRemoved") => report.orgs.reduce((n, o) => n + o[key], 0);
   return (
-    `rebuilt ${what} in ${report.durationMs} ms: ${plural(sum("filesWritten"), "file")} written, ${sum("filesRemoved")} removed; ` +
-    `serving generation ${report.generation}${next}`
+    `rebuilt ${what} in ${durationMs} ms: ${plural(sum("filesWritten"), "file")} written, ${sum("filesRemoved")} removed; ` +
+    `serving generation ${report.generation}${previewPart}${next}`
   );
 }
 
@@ -173,7 +181,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
     // Asked for before this build started: it publishes what fell due by then.
     const answering = full ? dueBuilds.splice(0) : [];
     try {
-      const report = await build({ db, content, out, orgs: effective.orgs });
+      const report = await build({ db, content, out, orgs: effective.orgs, preview: options.preview });
       options.onChange?.(buildChange(report.changedPaths, report.changedTags));
       if (full) known = new Set(report.orgs.map((o) => o.orgId));
       lastFailed = false;

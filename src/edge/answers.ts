@@ -3,7 +3,7 @@
  * ETag and 304, Cache-Tag, gzip kept in a bounded memo) and an error's, on the
  * headers both carry.
  */
-import { CACHE_CONTROL, FILE_VARY, JSON_TYPE, NO_STORE, NOSNIFF, VARY } from "../api-http.js";
+import { CACHE_CONTROL, FILE_VARY, JSON_TYPE, NO_STORE, NOSNIFF, PREVIEW_CACHE_CONTROL, VARY } from "../api-http.js";
 import type { Route } from "../api-paths.js";
 import { cacheTagMemo, errorBodyOf, filterBlocks, knownError, matchesIfNoneMatch, requestedPages, takesPages, type PageIndex } from "../api-reads.js";
 import { codedEtag } from "../content-coding.js";
@@ -18,7 +18,10 @@ export interface FileAnswerOptions {
   sha256: Sha256;
 }
 
-/** The answer to a GET or HEAD of a route whose file is `file`. */
+/**
+ * The answer to a GET or HEAD of a route whose file is `file`; `preview`: to
+ * a key with the preview scope, which no shared cache may keep (no Cache-Tag).
+ */
 export type FileAnswer = (
   request: Request,
   route: Route,
@@ -26,6 +29,7 @@ export type FileAnswer = (
   query: string,
   cors: Readonly<Record<string, string>>,
   dir: EdgeDirectory,
+  preview?: boolean,
 ) => Promise<Response>;
 
 const encoder = new TextEncoder();
@@ -83,7 +87,7 @@ export function createFileAnswer(options: FileAnswerOptions): FileAnswer {
     return packed;
   }
 
-  return async function fileAnswer(request, route, file, query, cors, dir) {
+  return async function fileAnswer(request, route, file, query, cors, dir, preview = false) {
     let bytes = file.bytes;
     const pages = takesPages(route) && query !== "" ? requestedPages(new URLSearchParams(query)) : null;
     if (pages) {
@@ -92,10 +96,11 @@ export function createFileAnswer(options: FileAnswerOptions): FileAnswer {
     }
     const sha = !pages && file.sha256 ? file.sha256 : await sha256Hex(bytes);
     const answered = bytes;
-    const tags = tagsOf(route, sha, () => decoder.decode(answered));
     const encoding = encodingFor(compression, request.headers.get("accept-encoding"), bytes.length);
     const etag = `"${sha}"`;
-    const validators = { ETag: codedEtag(etag, encoding), "Cache-Control": CACHE_CONTROL, "Cache-Tag": tags };
+    const validators: Record<string, string> = preview
+      ? { ETag: codedEtag(etag, encoding), "Cache-Control": PREVIEW_CACHE_CONTROL }
+      : { ETag: codedEtag(etag, encoding), "Cache-Control": CACHE_CONTROL, "Cache-Tag": tagsOf(route, sha, () => decoder.decode(answered)) };
     if (matchesIfNoneMatch(request.headers.get("if-none-match"), etag)) {
       return new Response(null, { status: 304, headers: { ...base(cors, FILE_VARY), ...validators } });
     }

@@ -15,7 +15,8 @@ import type { PageMembership } from "../render/blocks.js";
 
 export const EDGE_DOCUMENT_FORMAT = 1;
 
-export type EdgeScope = "read" | "write";
+/** `preview`: the key reads the preview tree, which the edge never holds: its reads go to the origin. */
+export type EdgeScope = "read" | "write" | "preview";
 
 export interface EdgeKey {
   /** {@link keyDigest} of the key: hex SHA-256 of the document's salt followed by the key's hex SHA-256. */

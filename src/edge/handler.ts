@@ -6,7 +6,9 @@
  * per-organization CORS, ETag and 304, Cache-Control, Cache-Tag), from the
  * published tree and the edge document the build writes beside it. A PATCH of
  * a write route goes to the origin as it came, so a site keeps one base URL;
- * the origin checks it as it checks every PATCH.
+ * the origin checks it as it checks every PATCH. So does every read of a key
+ * with the `preview` scope: the preview tree is the origin's alone (without
+ * an origin, such a key reads the public tree, answered `private, no-store`).
  *
  * What it leaves to the platform: the failed-key rate limit of `serve` (an
  * isolate's memory is no place to count a site's clients), Host and Expect
@@ -22,7 +24,7 @@ import { isWriteRoute } from "../route-table.js";
 import { createFileAnswer, errorAnswer } from "./answers.js";
 import type { Compression } from "./compression.js";
 import { createDirectorySource } from "./directory-source.js";
-import { subtleSha256, type EdgeDirectory, type Sha256 } from "./edge-document.js";
+import { subtleSha256, type EdgeDirectory, type EdgeKey, type Sha256 } from "./edge-document.js";
 import { createWriteThrough } from "./write-through.js";
 
 export interface TreeFile {
@@ -68,7 +70,7 @@ export type EdgeHandler = (request: Request) => Promise<Response>;
 
 const NO_ORIGIN_FOR_WRITES = "this edge has no origin to pass writes to; send the PATCH to the origin";
 
-async function authenticate(dir: EdgeDirectory, presented: string | null): Promise<{ orgId: string }> {
+async function authenticate(dir: EdgeDirectory, presented: string | null): Promise<EdgeKey> {
   if (presented === null || presented === "" || presented.length > MAX_KEY_LENGTH) throw httpError.unauthorized();
   const key = await dir.key(presented);
   if (!key || key.revoked) throw httpError.unauthorized();
@@ -102,9 +104,12 @@ export function createEdgeHandler(options: EdgeOptions): EdgeHandler {
       const decision = decideRead(method, route, caller);
       // With an origin, a PATCH went there before its key was looked at: the origin checks it.
       if (decision.kind === "write") throw new CdsnapError("method_not_allowed", NO_ORIGIN_FOR_WRITES, 405, undefined, { Allow: "OPTIONS" });
+      // The edge holds no preview tree, and its document no preview content: the origin answers a preview key.
+      const preview = caller.scopes.includes("preview");
+      if (preview && origin) return await writes.relay(request, origin, url.pathname + url.search);
       const file = await writes.fileOfRoute(decision.route, dir);
       if (!file) throw httpError.notFound();
-      return await fileAnswer(request, decision.route, file, query, cors, dir);
+      return await fileAnswer(request, decision.route, file, query, cors, dir, preview);
     } catch (error) {
       return errorAnswer(request, error, cors, onError);
     }

@@ -19,6 +19,8 @@ export interface WriteThroughOptions {
 export interface WriteThrough {
   /** Passes a PATCH to `origin` at `target`; the origin's answer is the answer. */
   forward(request: Request, origin: URL, target: string, route: Route): Promise<Response>;
+  /** Passes a read to `origin` at `target` as it came (a preview key's: the edge has no preview tree); the origin's answer is the answer. */
+  relay(request: Request, origin: URL, target: string): Promise<Response>;
   fileOfRoute(route: Route, dir: EdgeDirectory): Promise<TreeFile | null>;
 }
 
@@ -64,9 +66,8 @@ export function createWriteThrough(options: WriteThroughOptions): WriteThrough {
    */
   const rewritten = new Map<string, TreeFile & { modified: Date; seen: EdgeDirectory }>();
 
-  async function forward(request: Request, origin: URL, target: string, route: Route): Promise<Response> {
-    const headers = forwardedHeaders(request, clientAddress);
-    const answer = await fetch(new URL(target, origin), {
+  function relay(request: Request, origin: URL, target: string, headers = forwardedHeaders(request, clientAddress)): Promise<Response> {
+    return fetch(new URL(target, origin), {
       method: request.method,
       headers,
       body: request.body,
@@ -74,6 +75,11 @@ export function createWriteThrough(options: WriteThroughOptions): WriteThrough {
       // Node's fetch streams a request body only when told it is half-duplex.
       duplex: "half",
     } as RequestInit);
+  }
+
+  async function forward(request: Request, origin: URL, target: string, route: Route): Promise<Response> {
+    const headers = forwardedHeaders(request, clientAddress);
+    const answer = await relay(request, origin, target, headers);
     const answeredAt = Date.parse(answer.headers.get("date") ?? "");
     if (answer.ok && Number.isFinite(answeredAt)) {
       // The PATCH is committed whatever becomes of the copy: its answer goes out all the same.
@@ -108,5 +114,5 @@ export function createWriteThrough(options: WriteThroughOptions): WriteThrough {
     return { bytes: carried, modified: new Date(dir.writtenAtMs) };
   }
 
-  return { forward, fileOfRoute };
+  return { forward, relay: (request, origin, target) => relay(request, origin, target), fileOfRoute };
 }

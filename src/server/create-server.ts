@@ -17,7 +17,7 @@ import { listOrgIds } from "../db/read-snapshot.js";
 import { watchCommits, type CommitWatch } from "../db/watch-commits.js";
 import { edgeDocumentWriter } from "../edge/publish-document.js";
 import { refreshOrganizationFiles } from "../emit/organization-file.js";
-import { treeStoreOf, type TreeStore } from "../emit/tree-store.js";
+import { previewOutOf, treeStoreOf, type TreeStore } from "../emit/tree-store.js";
 import { defaultLogger, flushLog } from "./access-log.js";
 import { watchAccess } from "./access-watch.js";
 import { createAuthCache, DEFAULT_AUTH_REFRESH_MS, type AuthCache } from "./auth.js";
@@ -91,7 +91,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
   // Called only once the server runs, after `commits` exists.
   const auth = createAuthCache(db, () => commits.look());
-  const statics = createStaticRoute(store, createFileCache(), createCompressionCache());
+  const statics = createStaticRoute(store, createFileCache(), createCompressionCache(), treeStoreOf(previewOutOf(options.out)));
   const proxy = createWriteProxy(db, store, (change) => {
     writeEdgeDocument(change.orgs);
     onChange?.(change);

@@ -3,7 +3,7 @@
  * takes: built once per cached file and coding, then only prefixed with the
  * request's common headers.
  */
-import { CACHE_CONTROL, FILE_VARY, JSON_TYPE } from "../api-http.js";
+import { CACHE_CONTROL, FILE_VARY, JSON_TYPE, PREVIEW_CACHE_CONTROL } from "../api-http.js";
 import { cacheTagMemo } from "../api-reads.js";
 import type { Route } from "../api-paths.js";
 import { codedEtag, type Coding } from "../content-coding.js";
@@ -23,7 +23,11 @@ type HeadersByCoding = Partial<Record<Coding | "identity", FileHeaders>>;
 
 export type HeadersOf = (route: Route, file: CachedFile, coding: Coding | null) => FileHeaders;
 
-export function fileHeadersMemo(): HeadersOf {
+/**
+ * `audience` "preview": the headers of the answers to a preview key, which no
+ * shared cache may keep, and so carry no Cache-Tag to purge them by.
+ */
+export function fileHeadersMemo(audience: "public" | "preview" = "public"): HeadersOf {
   const tagsOf = cacheTagMemo();
 
   // One file always answers one route, so a cached file's headers are built once per coding.
@@ -38,7 +42,12 @@ export function fileHeadersMemo(): HeadersOf {
     let headers = byCoding[name];
     if (!headers) {
       const etag = codedEtag(file.etag, coding);
-      headers = { validators: ["ETag", etag, "Cache-Control", CACHE_CONTROL, "Cache-Tag", tagsOf(route, file.etag, () => file.bytes.toString("utf8"))] };
+      headers = {
+        validators:
+          audience === "preview"
+            ? ["ETag", etag, "Cache-Control", PREVIEW_CACHE_CONTROL]
+            : ["ETag", etag, "Cache-Control", CACHE_CONTROL, "Cache-Tag", tagsOf(route, file.etag, () => file.bytes.toString("utf8"))],
+      };
       byCoding[name] = headers;
     }
     return headers;

@@ -62,7 +62,7 @@ async function dispatch(parts: ServerParts, ex: Exchange, rawPath: string, query
   ex.keyId = caller.keyId;
   const decision = decideRead(req.method, route, caller);
   if (decision.kind === "file") {
-    await parts.statics.serve(ex, decision.route, query);
+    await parts.statics.serve(ex, decision.route, query, caller.scopes.has("preview"));
     return;
   }
   if (!caller.scopes.has("write")) throw httpError.insufficientScope();

@@ -239,6 +239,12 @@ describe("the oracle that judges every answer in the server suites", () => {
     ]);
     const { "cache-tag": _, ...untagged } = fileHeaders;
     expect(oracle.check({ ...base, headers: untagged })).toEqual([expect.stringContaining("Cache-Tag is required")]);
+    // A preview key's answer: no shared cache keeps it, and so it carries no tag to purge it by.
+    const privately = { ...untagged, "cache-control": "private, no-store" };
+    expect(oracle.check({ ...base, headers: privately })).toEqual([]);
+    expect(oracle.check({ ...base, headers: { ...privately, "cache-tag": fileHeaders["cache-tag"] } })).toEqual([
+      expect.stringContaining("Cache-Tag must be absent"),
+    ]);
     const leaky = Buffer.from(JSON.stringify({ items: [{ id: "c1", slug: "news", value: "News", secret: "x" }] }));
     expect(oracle.check({ ...base, body: leaky })).toEqual([expect.stringContaining("the body")]);
     const wrongCode = Buffer.from(JSON.stringify({ error: { code: "not_found", message: "m" } }));
