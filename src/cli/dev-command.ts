@@ -65,7 +65,8 @@ export function registerDev(program: Command): void {
             if (!flags.preview) return;
             const db = openDatabase(absolute(flags.db), { readonly: true });
             try {
-              process.stdout.write(`${previewHint(url, absolute(flags.db), listOrgIds(db))}\n`);
+              // The database as it was given: the printed command runs from where dev was started.
+              process.stdout.write(`${previewHint(url, flags.db, listOrgIds(db))}\n`);
             } finally {
               db.close();
             }

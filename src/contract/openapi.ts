@@ -203,11 +203,12 @@ function errorResponses(kind: RouteKind, method: Method, shared: Map<string, Jso
 /**
  * The body of a file answer: the route's shape, or for a post's files either
  * it or its preview shape (the same with the post's `status`), which only a
- * key with the `preview` scope is answered with.
+ * key with the `preview` scope is answered with. `anyOf`, not `oneOf`: an empty
+ * list is both.
  */
 function fileSchema(shape: ShapeName): Json {
   const preview = shapeIn("preview", shape);
-  return preview === shape ? schemaRef(shape) : { oneOf: [schemaRef(shape), schemaRef(preview)] };
+  return preview === shape ? schemaRef(shape) : { anyOf: [schemaRef(shape), schemaRef(preview)] };
 }
 
 function readOperations(kind: RouteKind, example: unknown, shared: Map<string, Json>): Json {
