@@ -97,6 +97,16 @@ describe("build --preview", () => {
     expect(await treeText(previewOf(fx))).not.toContain(ARCHIVED_CANARY);
   });
 
+  test("the preview's pages are slices of its list, drafts and scheduled posts with their status; the public pages hold neither", async () => {
+    const fx = await editorialFixture();
+    await buildFixture(fx, { now: NOW, preview: true, pageSize: 2 });
+    const page = (out: string, n: number) => readTreeJson<{ items: PreviewContentSummary[] }>(out, fileOf({ kind: "contentsPage", orgId: ORG, page: String(n) }));
+    expect((await page(previewOf(fx), 1)).items.map((i) => [i.id, i.status])).toEqual([["soon", "scheduled"], ["draft", "draft"]]);
+    expect((await page(previewOf(fx), 2)).items.map((i) => [i.id, i.status])).toEqual([["live", "published"]]);
+    expect((await page(fx.out, 1)).items.map((i) => i.id)).toEqual(["live"]);
+    expect((await auditOut({ db: fx.db, out: fx.out, content: fx.content, now: NOW, preview: true })).ok).toBe(true);
+  });
+
   test("neither the public tree nor the edge document holds a draft or a scheduled post, not even a word of one", async () => {
     const fx = await editorialFixture();
     await buildFixture(fx, { now: NOW, preview: true });
