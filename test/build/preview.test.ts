@@ -16,6 +16,7 @@ import type { ContentList, PreviewContentDetail, PreviewContentSummary } from ".
 import { buildFixture, fixturesRemovedAfterEach, type Fixture } from "../fixtures/build-fixture.js";
 import { insertOrg, insertSecret, withDb } from "../fixtures/database.js";
 import { postMeta, writePost } from "../fixtures/posts.js";
+import { auditArgs, buildArgs, runCli } from "../fixtures/cli.js";
 import { hashTree, listFiles, plant, readTreeJson } from "../fixtures/tree.js";
 
 const { fixture } = fixturesRemovedAfterEach();
@@ -189,5 +190,23 @@ describe("the audit of both trees", () => {
     expect(await hashTree(previewOf(fx))).toBe(before);
     const audit = await auditOut({ db: fx.db, out: fx.out, content: fx.content, now: NOW, preview: true });
     expect(audit.ok).toBe(false);
+  });
+});
+
+describe("the command line", () => {
+  test("build --preview reports the preview tree, audit --preview passes it, and a secret in a draft fails the command with exit 1", async () => {
+    const fx = await editorialFixture();
+    // At the clock, past the scheduled post's date: it is published by now.
+    const built = await runCli(buildArgs(fx, "--preview"));
+    expect(built.code, built.stderr).toBe(0);
+    expect(built.stdout).toMatch(/^preview: built \S+site\.preview \(generation 000001\) with 1 draft and 0 scheduled posts in \d+ ms$/m);
+    const audited = await runCli(auditArgs(fx, {}, "--preview"));
+    expect(audited.code, audited.stderr).toBe(0);
+
+    withDb(fx.db, (db) => insertSecret(db, ORG, "stripe", DRAFT_CANARY));
+    const failed = await runCli(buildArgs(fx, "--preview"));
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain("the audit of the new preview tree found");
+    expect(failed.stderr).not.toContain(DRAFT_CANARY);
   });
 });
