@@ -9,8 +9,9 @@
  * to a client, a 206 or 416 would follow a CDN's cache rules of its own, and
  * one whole answer per path keeps the cache and the ETag simple.
  *
- * A key with the `preview` scope reads the post files (the contents list, a
- * post by id, by slug, its references) from the preview tree beside `--out`
+ * A key with the `preview` scope reads the posts part's files (the contents
+ * list, its pages and each category's, a post by id, by slug, its references:
+ * `partOfFile`) from the preview tree beside `--out`
  * when a `build --preview` made one, and every other file from the public
  * tree, the one the write proxy keeps up to date and that both trees render
  * alike; its answers are `private, no-store` and carry no Cache-Tag.
