@@ -8,9 +8,10 @@
  * changes go to the on-change hook like any build's, and a failed one is one
  * error line and a retry (publish-schedule.ts).
  */
+import { existsSync } from "node:fs";
 import { build as runBuild, type BuildOptions } from "../build.js";
 import { readNextPublishAt } from "../emit/build-state.js";
-import { liveGenerationSync, treeStoreOf } from "../emit/tree-store.js";
+import { liveGenerationSync, previewOutOf, treeStoreOf } from "../emit/tree-store.js";
 import { AuditFailedError, errorSummary, InvalidSourcesError } from "../errors.js";
 import { buildChange, type Change } from "../on-change/change-set.js";
 import type { BuildReport } from "../report.js";
@@ -47,7 +48,9 @@ export function startServeSchedule(options: ServeScheduleOptions): ServeSchedule
   const build = options.build ?? runBuild;
 
   async function buildDue({ due, now }: DueBuild): Promise<string | null> {
-    const report = await build({ db: options.db, content: options.content, out: options.out, now });
+    // A post fallen due changes its status in the preview tree too: one made by `build --preview` is kept current.
+    const preview = existsSync(previewOutOf(options.out));
+    const report = await build({ db: options.db, content: options.content, out: options.out, now, preview });
     options.onChange?.(buildChange(report.changedPaths, report.changedTags));
     log(scheduledBuildLine(due, report));
     return report.nextPublishAt;

@@ -6,7 +6,7 @@
  * waits for a build in flight. Each test waits for the server's log lines
  * (events); a bound on waiting is the test's timeout.
  */
-import { rm, unlink, writeFile } from "node:fs/promises";
+import { readFile, rm, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { build } from "../../src/build.js";
@@ -16,7 +16,7 @@ import type { Change } from "../../src/on-change/change-set.js";
 import type { ServeScheduleOptions } from "../../src/schedule/serve-schedule.js";
 import { startServer, type RunningServer, type ServeOptions } from "../../src/server/create-server.js";
 import { fixturesRemovedAfterEach } from "../fixtures/build-fixture.js";
-import { ORG, PUBLISHED_CHANGE, SCHEDULED_PATH, scheduledSite, waitableLog, writeScheduledPost, type ScheduledSite } from "../fixtures/scheduled-posts.js";
+import { ORG, PUBLISHED_CHANGE, SCHEDULED, SCHEDULED_PATH, scheduledSite, waitableLog, writeScheduledPost, type ScheduledSite } from "../fixtures/scheduled-posts.js";
 
 const { fixture } = fixturesRemovedAfterEach();
 
@@ -66,6 +66,16 @@ describe("serve --schedule", () => {
     });
     expect(line.ms).toEqual(expect.any(Number));
     expect((await get(SCHEDULED_PATH)).status).toBe(200);
+  });
+
+  test("a preview tree beside the public one is built too: the post falls due there as well", async () => {
+    const site = await scheduledSite(await fixture(), inSeconds(1));
+    await build({ db: site.db, content: site.content, out: site.out, now: before(site.at), preview: true });
+    const preview = path.join(`${site.out}.preview`, "api/organizations", ORG, "contents/by-slug", `${SCHEDULED}.json`);
+    expect(JSON.parse(await readFile(preview, "utf8"))).toMatchObject({ status: "scheduled" });
+    const { log } = await serveScheduling(site);
+    await log.nth(1, "scheduled build");
+    expect(JSON.parse(await readFile(preview, "utf8"))).toMatchObject({ status: "published" });
   });
 
   test("a post a CI build added while serve runs is published at its time, though that build changed no file", async () => {
