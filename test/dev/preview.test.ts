@@ -43,7 +43,7 @@ const draftTitle = async (key: string) => {
 
 describe("cdsnap dev --preview", () => {
   test("the first build says it built the preview too", () => {
-    expect(output.lines[0]).toMatch(/^rebuilt all organizations in \d+ ms: .*; preview generation \d{6}$/);
+    expect(output.lines[0]).toMatch(/^rebuilt all organizations in \d+ ms: .*; preview generation \d{6}; next scheduled publish \S+$/);
   });
 
   test("a preview key sees the draft and the scheduled post; a read key gets 404 and never a canary", async () => {
