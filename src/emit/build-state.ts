@@ -226,6 +226,24 @@ function unreadableState(file: string, error: Error, outcome = ""): CdsnapError 
 }
 
 /**
+ * A build killed inside the state's write transaction (between its swap and
+ * its commit) leaves a hot journal beside the file, which only a connection
+ * that may write can roll back: a read-only one fails with
+ * SQLITE_READONLY_ROLLBACK. The build reading the state holds the lock, so it
+ * rolls the journal back, as opening for writing and reading once makes
+ * SQLite do; the committed rows then read as they were.
+ */
+function rollBackTornCommit(file: string): void {
+  if (!existsSync(`${file}-journal`)) return;
+  const db = openForWriting(file);
+  try {
+    db.prepare("SELECT count(*) FROM sqlite_master").pluck().get();
+  } finally {
+    db.close();
+  }
+}
+
+/**
  * The state of the live generation; empty when there is none or it cannot be
  * trusted. Post records, file rows and audit facts are read when first asked
  * for (a build that finds nothing changed never asks); a file that cannot be
@@ -236,6 +254,7 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
   if (!live || !existsSync(file)) return emptyState();
   let db: Database.Database | undefined;
   try {
+    rollBackTornCommit(file);
     db = openReadOnly(file);
     const meta = new Map(db.prepare("SELECT name, value FROM meta").raw().all() as [string, string][]);
     if (meta.get("version") !== String(STATE_VERSION) || meta.get("generation") !== live.id) return emptyState();
@@ -315,7 +334,9 @@ export function readNextPublishAt(store: Pick<TreeStore, "stateDir">, live: Pick
     return { nextPublishAt: next };
   } catch (error) {
     // Being committed, or replaced by a first build's new file since it was found: the next look reads it.
-    const passing = error instanceof Database.SqliteError && (/^SQLITE_BUSY(_|$)/.test(error.code) || !existsSync(file));
+    // Or torn by a build killed while committing (a hot journal only a writer rolls back): the next build repairs it.
+    const passing =
+      error instanceof Database.SqliteError && (/^SQLITE_BUSY(_|$)/.test(error.code) || error.code === "SQLITE_READONLY_ROLLBACK" || !existsSync(file));
     if (passing || isDamaged(error)) return null;
     if (error instanceof Database.SqliteError) throw unreadableState(file, error);
     throw error;

@@ -1,9 +1,11 @@
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { cp, mkdir, readFile, rename, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { mulberry32 } from "../../bench/prng.js";
 import { pathOf } from "../../src/api-paths.js";
-import { readState, stateFileOf } from "../../src/emit/build-state.js";
+import { readNextPublishAt, readState, stateFileOf } from "../../src/emit/build-state.js";
 import { refreshOrganizationFiles } from "../../src/emit/organization-file.js";
 import { treeStoreOf, type Generation } from "../../src/emit/tree-store.js";
 import { buildFixture, type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
@@ -11,6 +13,7 @@ import { insertBlock, insertCategory, insertOrg, withDb } from "../fixtures/data
 import { postMeta, writePost } from "../fixtures/posts.js";
 import { hashTree, identitiesOf, liveGenerationOf, readPages } from "../fixtures/tree.js";
 import { buildArgs, runCli } from "../fixtures/cli.js";
+import { REPO_ROOT } from "../fixtures/repo.js";
 
 const ORG = "acme";
 
@@ -271,6 +274,31 @@ describe("incremental builds", () => {
     await mkdir(file);
     await expect(buildFixture(fx)).rejects.toThrow(`the build state ${file} cannot be read (disk I/O error); nothing was built`);
     expect(await identitiesOf(fx.out)).toEqual(before);
+  });
+
+  it("a state a killed build left mid-commit (a hot journal) is rolled back by the next build, which trusts what was committed", async () => {
+    await buildFixture(fx);
+    const before = await identitiesOf(fx.out);
+    const file = stateFileOf(treeStoreOf(fx.out));
+    // A process killed with -9 inside the state's write transaction, as a build killed between its swap and its commit.
+    const script = [
+      `const db = new (require("better-sqlite3"))(${JSON.stringify(file)});`,
+      `db.pragma("journal_mode = DELETE"); db.pragma("cache_size = 1");`,
+      `db.exec("BEGIN IMMEDIATE"); db.prepare("UPDATE audit SET facts = 'torn'").run(); db.prepare("DELETE FROM files").run();`,
+      `process.kill(process.pid, "SIGKILL");`,
+    ].join("\n");
+    const killed = spawnSync(process.execPath, ["-e", script], { cwd: REPO_ROOT });
+    expect(killed.signal).toBe("SIGKILL");
+    expect(existsSync(`${file}-journal`)).toBe(true);
+    // serve --schedule reads the state read-only meanwhile: it cannot tell yet, and waits for the next build.
+    const store = treeStoreOf(fx.out);
+    expect(readNextPublishAt(store, await liveGenerationOf(fx.out))).toBeNull();
+    const report = await buildFixture(fx);
+    // Rolled back: the committed rows hold, so nothing is parsed or rendered again.
+    expect(report).toMatchObject({ changed: false, postsParsed: 0, postsReused: 30, postsRendered: 0 });
+    expect(existsSync(`${file}-journal`)).toBe(false);
+    expect(await identitiesOf(fx.out)).toEqual(before);
+    expect(readNextPublishAt(store, await liveGenerationOf(fx.out))).toEqual({ nextPublishAt: null });
   });
 
   it("records parsed by other code (an upgrade) are parsed again, once", async () => {
