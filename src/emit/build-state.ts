@@ -363,9 +363,10 @@ function readHeads(file: string, orgId: string): Map<string, UnchangedPost> {
   try {
     const heads = new Map<string, UnchangedPost>();
     const rows = db
-      .prepare("SELECT file, fingerprint, sha256, head, category, summary FROM heads JOIN post_ids USING (org_id, file) WHERE org_id = ?")
+      // The list item as the bytes it is stored as: a string of 100k of them would be decoded only to be encoded again.
+      .prepare("SELECT file, fingerprint, sha256, head, category, CAST(summary AS BLOB) FROM heads JOIN post_ids USING (org_id, file) WHERE org_id = ?")
       .raw()
-      .iterate(orgId) as Iterable<[string, string, string, string, string, string | null]>;
+      .iterate(orgId) as Iterable<[string, string, string, string, string, Buffer | null]>;
     for (const [f, fingerprint, sha256, head, category, summary] of rows) {
       heads.set(f, { file: f, ...(JSON.parse(head) as StoredHead), fingerprint, sha256, built: { category, summary } });
     }
@@ -533,7 +534,7 @@ function writeOrgRows(db: Database.Database, next: Pick<NextState, "orgs" | "pos
       const { fingerprint, sha256, ...record } = post.record;
       putId.run(orgId, f, fingerprint, sha256);
       putPost.run(f, JSON.stringify(record));
-      putHead.run(orgId, f, JSON.stringify(headOf(post.record)), post.built.category, post.built.summary);
+      putHead.run(orgId, f, JSON.stringify(headOf(post.record)), post.built.category, post.built.summary?.toString("utf8") ?? null);
     }
   }
   const refresh = db.prepare("UPDATE post_ids SET fingerprint = ? WHERE org_id = ? AND file = ?");

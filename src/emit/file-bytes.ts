@@ -16,6 +16,6 @@ export function fileBytes(json: unknown): Buffer {
 }
 
 /** The bytes of a rendered file, serialized now or already. */
-export function renderedBytes(file: { json: unknown } | { canonical: string }): Buffer {
-  return "canonical" in file ? Buffer.from(file.canonical, "utf8") : fileBytes(file.json);
+export function renderedBytes(file: { json: unknown } | { bytes: Buffer }): Buffer {
+  return "bytes" in file ? file.bytes : fileBytes(file.json);
 }

@@ -81,8 +81,8 @@ export interface UnchangedPost extends PostHead {
   built: {
     /** Its category's slug and name when its files were rendered (categoryKeyOf). */
     category: string;
-    /** Its list item as canonical JSON; null when it was not published. */
-    summary: string | null;
+    /** Its list item as canonical JSON in UTF-8; null when it was not published. */
+    summary: Buffer | null;
   };
 }
 

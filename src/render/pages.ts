@@ -14,21 +14,38 @@ export const MAX_PAGE_SIZE = 1000;
 /** How many pages a list of `total` items has: page 1 always exists, empty when the list is. */
 export const pageCount = (total: number, limit: number): number => Math.max(1, Math.ceil(total / limit));
 
+const ITEMS_OPEN = Buffer.from(`{"items":[`);
+const COMMA = Buffer.from(",");
+
 /**
- * Each page of `items` as canonical JSON (keys in code-unit order, as
+ * `{"items":[`, the items' canonical JSON joined by commas, then `tail`: the
+ * canonical JSON of a list or a page, as bytes, from its items' own bytes.
+ */
+export function itemsBytes(items: readonly Buffer[], tail: string): Buffer {
+  const parts: Buffer[] = [ITEMS_OPEN];
+  for (const item of items) {
+    if (parts.length > 1) parts.push(COMMA);
+    parts.push(item);
+  }
+  parts.push(Buffer.from(tail));
+  return Buffer.concat(parts);
+}
+
+/**
+ * Each page of `items` as canonical JSON in UTF-8 (keys in code-unit order, as
  * canonicalJson writes them), assembled from the items' own canonical JSON.
  */
-export function pagesOf(items: readonly string[], limit: number): { page: number; canonical: string }[] {
+export function pagesOf(items: readonly Buffer[], limit: number): { page: number; bytes: Buffer }[] {
   const total = items.length;
   const pages = pageCount(total, limit);
-  const out: { page: number; canonical: string }[] = [];
+  const out: { page: number; bytes: Buffer }[] = [];
   for (let page = 1; page <= pages; page++) {
     const slice = items.slice((page - 1) * limit, page * limit);
     const next = page < pages ? page + 1 : null;
     const prev = page > 1 ? page - 1 : null;
     // `${null}` is "null": the members as JSON writes them, in canonical order.
     const meta = `{"pagination":{"limit":${limit},"next":${next},"page":${page},"pages":${pages},"prev":${prev},"total":${total}}}`;
-    out.push({ page, canonical: `{"items":[${slice.join(",")}],"meta":${meta}}` });
+    out.push({ page, bytes: itemsBytes(slice, `],"meta":${meta}}`) });
   }
   return out;
 }

@@ -22,10 +22,10 @@ import {
   type PostState,
 } from "./contents.js";
 import { renderOrganization } from "./organization.js";
-import { DEFAULT_PAGE_SIZE, pagesOf } from "./pages.js";
+import { DEFAULT_PAGE_SIZE, itemsBytes, pagesOf } from "./pages.js";
 
-/** A file of the tree: the JSON its route answers, or that JSON already serialized canonically. */
-export type RenderedFile = JsonFile | { route: Route; canonical: string };
+/** A file of the tree: the JSON its route answers, or that JSON already serialized canonically, as UTF-8 bytes. */
+export type RenderedFile = JsonFile | { route: Route; bytes: Buffer };
 export interface JsonFile {
   route: Route;
   json: unknown;
@@ -64,8 +64,8 @@ export interface OrgPlan {
    * None when the posts are kept.
    */
   posts: Post[];
-  /** Each listed post's list item, as canonical JSON, by post file. */
-  summaries: Map<string, string>;
+  /** Each listed post's list item, as canonical JSON in UTF-8, by post file. */
+  summaries: Map<string, Buffer>;
   categories: ReadonlyMap<string, CategoryRecord>;
   /** Null when the rows are kept: the membership is the last build's. */
   pages: PageMembership | null;
@@ -177,7 +177,7 @@ const keptRows = ({ counts }: KeptParts) => ({
 const keptPosts = ({ counts, nextPublishAt }: KeptParts) => ({
   files: [],
   posts: [],
-  summaries: new Map<string, string>(),
+  summaries: new Map<string, Buffer>(),
   counts: { postsPublished: counts.postsPublished, postsDraft: counts.postsDraft, postsArchived: counts.postsArchived, postsScheduled: counts.postsScheduled },
   nextPublishAt,
 });
@@ -211,23 +211,26 @@ function planPosts(
   }
 
   const ordered = sortNewestFirst(listed);
-  const summaries = new Map<string, string>();
+  const summaries = new Map<string, Buffer>();
+  // Bytes, not strings: an item serialized by concatenation is a rope of
+  // small strings, several times its size, and a list of 100k of them is held
+  // until the build ends.
   const items = ordered.map((post) => {
-    const item = isUnchanged(post) ? builtSummary(post) : canonicalJson(renderSummary(post, categories, shows(post)));
+    const item = isUnchanged(post) ? builtSummary(post) : Buffer.from(canonicalJson(renderSummary(post, categories, shows(post))), "utf8");
     summaries.set(post.file, item);
     return item;
   });
   // The canonical JSON of the list is its items' canonical JSON, joined: a
-  // list of 10k posts is assembled, not serialized again.
-  const files: RenderedFile[] = [{ route: { kind: "contents", orgId }, canonical: `{"items":[${items.join(",")}]}` }];
-  for (const { page, canonical } of pagesOf(items, pageSize)) files.push({ route: { kind: "contentsPage", orgId, page: String(page) }, canonical });
+  // list of 10k posts is assembled, not serialized again (nor held whole as a string).
+  const files: RenderedFile[] = [{ route: { kind: "contents", orgId }, bytes: itemsBytes(items, "]}") }];
+  for (const { page, bytes } of pagesOf(items, pageSize)) files.push({ route: { kind: "contentsPage", orgId, page: String(page) }, bytes });
   // A post's category is its slug (categoriesBySlug); one the organization lacks is refused before rendering.
-  const inCategory = new Map(org.categories.map((c) => [c.slug, [] as string[]]));
+  const inCategory = new Map(org.categories.map((c) => [c.slug, [] as Buffer[]]));
   ordered.forEach((post, i) => {
     if (post.meta.category !== undefined) inCategory.get(post.meta.category)?.push(items[i]!);
   });
   for (const [slug, inList] of inCategory) {
-    for (const { page, canonical } of pagesOf(inList, pageSize)) files.push({ route: { kind: "categoryContentsPage", orgId, slug, page: String(page) }, canonical });
+    for (const { page, bytes } of pagesOf(inList, pageSize)) files.push({ route: { kind: "categoryContentsPage", orgId, slug, page: String(page) }, bytes });
   }
   return {
     files,
@@ -238,7 +241,7 @@ function planPosts(
   };
 }
 
-function builtSummary(post: UnchangedPost): string {
+function builtSummary(post: UnchangedPost): Buffer {
   // An unchanged post listed now and not before is read whole (needsRecordAt in emit/plan-generation.ts).
   if (post.built.summary === null) throw new Error(`${post.file} is listed but was planned without its record`);
   return post.built.summary;
