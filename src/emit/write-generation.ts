@@ -91,6 +91,43 @@ export interface WriteOptions {
   force?: boolean;
 }
 
+/** Shares one string per value among the strings handed to it. */
+interface StringSharing {
+  share: (value: string) => string;
+  /** Shares every string inside `object` (an object or an array, nested), in place. */
+  shareIn: (object: object) => void;
+}
+
+const NO_SHARING: StringSharing = { share: (value) => value, shareIn: () => undefined };
+
+/**
+ * The strings of one post's written files, shared: each file's entry and
+ * audit facts are held until the build ends, and they repeat a few values (a
+ * hash is the entry's, its facts', its twin path's; the id, slug, path and
+ * organization), which arrive from a render worker each as a copy of its own.
+ * `seed` are the strings the build already holds.
+ */
+function stringSharing(seed: readonly string[]): StringSharing {
+  const seen = new Map<string, string>(seed.map((s) => [s, s]));
+  const share = (value: string): string => {
+    const known = seen.get(value);
+    if (known !== undefined) return known;
+    seen.set(value, value);
+    return value;
+  };
+  const shareIn = (object: object): void => {
+    const fields = object as Record<string, unknown>;
+    for (const key of Object.keys(fields)) {
+      const value = fields[key];
+      if (typeof value === "string") fields[key] = share(value);
+      else if (value !== null && typeof value === "object") shareIn(value);
+    }
+  };
+  return { share, shareIn };
+}
+
+const sharingOf = (job: RenderJob) => stringSharing([job.orgId, job.post.meta.id, job.post.meta.slug, ...job.rels]);
+
 function statsIn(perOrg: Map<string, EmitStats>): (orgId: string) => EmitStats {
   return (orgId) => {
     let s = perOrg.get(orgId);
@@ -172,15 +209,17 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
       statsOf(orgId).written++;
       (liveEntry(rel) ? changes.changed : changes.added).push(apiPathOfFile(rel));
     };
-    const write = async (rel: string, orgId: string, bytes: Buffer, hash: string) => {
+    const write = async (rel: string, orgId: string, bytes: Buffer, hash: string, strings: StringSharing) => {
       const tree = (await opened()).tree;
-      inspected.set(rel, inspect(rel, bytes));
+      const found = inspect(rel, bytes);
+      strings.shareIn(found);
+      inspected.set(rel, found);
       // Only a copy of the live tree has a file there already.
-      recordWritten(rel, orgId, [hash, ...createFile(tree, rel, bytes, trusted)]);
+      recordWritten(rel, orgId, [strings.share(hash), ...createFile(tree, rel, bytes, trusted)]);
     };
-    const keepOrWrite = async (rel: string, orgId: string, bytes: Buffer, hash: string) => {
+    const keepOrWrite = async (rel: string, orgId: string, bytes: Buffer, hash: string, strings = NO_SHARING) => {
       if (liveEntry(rel)?.[0] === hash) keep(rel, orgId);
-      else await write(rel, orgId, bytes, hash);
+      else await write(rel, orgId, bytes, hash, strings);
     };
 
     for (const o of plan.outputs) await keepOrWrite(o.rel, o.orgId, o.bytes, o.sha256);
@@ -198,9 +237,10 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
     const toRender = plan.jobs.filter((job): job is RenderJob => !job.reuse);
     postsRendered = toRender.length;
     const renderHere = async (job: RenderJob) => {
+      const strings = sharingOf(job);
       const body = job.post.body ?? options.loadBody(job.post);
       for (const file of postFileBytes(job.orgId, job.post, body, job.plan.categories, job.plan.shows(job.post))) {
-        await keepOrWrite(file.rel, job.orgId, file.bytes, file.sha256);
+        await keepOrWrite(strings.share(file.rel), job.orgId, file.bytes, file.sha256, strings);
       }
       finished(job);
     };
@@ -227,14 +267,17 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
         }),
       });
       const apply = (job: RenderJob, outcomes: FileOutcome[]) => {
+        const strings = sharingOf(job);
         for (const outcome of outcomes) {
+          const rel = strings.share(outcome.rel);
           if (outcome.kept) {
-            place(outcome.rel, liveEntry(outcome.rel)!);
+            place(rel, liveEntry(rel)!);
             statsOf(job.orgId).unchanged++;
             continue;
           }
-          inspected.set(outcome.rel, outcome.inspected);
-          recordWritten(outcome.rel, job.orgId, [outcome.sha256, outcome.ino, outcome.mtimeMs, outcome.size]);
+          strings.shareIn(outcome.inspected);
+          inspected.set(rel, outcome.inspected);
+          recordWritten(rel, job.orgId, [strings.share(outcome.sha256), outcome.ino, outcome.mtimeMs, outcome.size]);
         }
         finished(job);
       };
