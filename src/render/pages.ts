@@ -31,6 +31,16 @@ export function itemsBytes(items: readonly Buffer[], tail: string): Buffer {
   return Buffer.concat(parts);
 }
 
+/** Each of `items` as a view of `bytes`, which itemsBytes made of them. */
+export function itemViews(bytes: Buffer, items: readonly Buffer[]): Buffer[] {
+  let at = ITEMS_OPEN.length;
+  return items.map((item) => {
+    const view = bytes.subarray(at, at + item.length);
+    at += item.length + COMMA.length;
+    return view;
+  });
+}
+
 /**
  * Each page of `items` as canonical JSON in UTF-8 (keys in code-unit order, as
  * canonicalJson writes them), assembled from the items' own canonical JSON.

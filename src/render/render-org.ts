@@ -22,7 +22,7 @@ import {
   type PostState,
 } from "./contents.js";
 import { renderOrganization } from "./organization.js";
-import { DEFAULT_PAGE_SIZE, itemsBytes, pagesOf } from "./pages.js";
+import { DEFAULT_PAGE_SIZE, itemViews, itemsBytes, pagesOf } from "./pages.js";
 
 /** A file of the tree: the JSON its route answers, or that JSON already serialized canonically, as UTF-8 bytes. */
 export type RenderedFile = JsonFile | { route: Route; bytes: Buffer };
@@ -215,14 +215,11 @@ function planPosts(
   // Bytes, not strings: an item serialized by concatenation is a rope of
   // small strings, several times its size, and a list of 100k of them is held
   // until the build ends.
-  const items = ordered.map((post) => {
-    const item = isUnchanged(post) ? builtSummary(post) : Buffer.from(canonicalJson(renderSummary(post, categories, shows(post))), "utf8");
-    summaries.set(post.file, item);
-    return item;
-  });
+  const items = ordered.map((post) => (isUnchanged(post) ? builtSummary(post) : Buffer.from(canonicalJson(renderSummary(post, categories, shows(post))), "utf8")));
   // The canonical JSON of the list is its items' canonical JSON, joined: a
   // list of 10k posts is assembled, not serialized again (nor held whole as a string).
-  const files: RenderedFile[] = [{ route: { kind: "contents", orgId }, bytes: itemsBytes(items, "]}") }];
+  const list = itemsBytes(items, "]}");
+  const files: RenderedFile[] = [{ route: { kind: "contents", orgId }, bytes: list }];
   for (const { page, bytes } of pagesOf(items, pageSize)) files.push({ route: { kind: "contentsPage", orgId, page: String(page) }, bytes });
   // A post's category is its slug (categoriesBySlug); one the organization lacks is refused before rendering.
   const inCategory = new Map(org.categories.map((c) => [c.slug, [] as Buffer[]]));
@@ -232,6 +229,9 @@ function planPosts(
   for (const [slug, inList] of inCategory) {
     for (const { page, bytes } of pagesOf(inList, pageSize)) files.push({ route: { kind: "categoryContentsPage", orgId, slug, page: String(page) }, bytes });
   }
+  // Each item is kept as a view of the list, which holds them all: their own buffers go.
+  const views = itemViews(list, items);
+  ordered.forEach((post, i) => summaries.set(post.file, views[i]!));
   return {
     files,
     posts: ordered,
