@@ -375,7 +375,7 @@ function plannedFileSizes(plan: GenerationPlan, written: WriteResult): TreeFileS
   const oversize = plan.postsPlanned.flatMap(({ orgId }) => state.orgs.get(orgId)?.oversize ?? []);
   const reused = new Set(plan.jobs.flatMap((job) => (job.reuse ? [job.post.file] : [])));
   return [
-    ...plan.outputs.map((output) => ({ rel: output.rel, bytes: output.bytes.length })),
+    ...plan.outputs.map((output) => ({ rel: output.rel, bytes: output.size })),
     ...plan.jobs.flatMap((job) => (job.reuse ? [] : job.rels.map((rel) => ({ rel, bytes: sizeOf(rel), post: job.post.file })))),
     ...oversize.filter((o) => o.post !== undefined && reused.has(o.post)),
   ];

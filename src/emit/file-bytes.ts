@@ -16,6 +16,6 @@ export function fileBytes(json: unknown): Buffer {
 }
 
 /** The bytes of a rendered file, serialized now or already. */
-export function renderedBytes(file: { json: unknown } | { bytes: Buffer }): Buffer {
-  return "bytes" in file ? file.bytes : fileBytes(file.json);
+export function renderedBytes(file: { json: unknown } | { bytes: () => Buffer }): Buffer {
+  return "bytes" in file ? file.bytes() : fileBytes(file.json);
 }

@@ -132,7 +132,9 @@ export function keptPartsOf(
 export interface Output {
   rel: string;
   orgId: string;
-  bytes: Buffer;
+  /** Its bytes: a list's pages are assembled again when they are written, never all held. */
+  bytes: () => Buffer;
+  size: number;
   sha256: string;
   /** Its bytes are the live file's. */
   unchanged: boolean;
@@ -235,7 +237,14 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
       claim(rel, `organization ${plan.orgId}`);
       const bytes = renderedBytes(file);
       const hash = sha256(bytes);
-      outputs.push({ rel, orgId: plan.orgId, bytes, sha256: hash, unchanged: liveEntry(rel)?.[0] === hash });
+      outputs.push({
+        rel,
+        orgId: plan.orgId,
+        bytes: "bytes" in file ? file.bytes : () => bytes,
+        size: bytes.length,
+        sha256: hash,
+        unchanged: liveEntry(rel)?.[0] === hash,
+      });
     }
     // A kept posts part has no post to plan.
     if (plan.kept.posts) continue;

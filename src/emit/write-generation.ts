@@ -222,7 +222,10 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
       else await write(rel, orgId, bytes, hash, strings);
     };
 
-    for (const o of plan.outputs) await keepOrWrite(o.rel, o.orgId, o.bytes, o.sha256);
+    for (const o of plan.outputs) {
+      if (o.unchanged) keep(o.rel, o.orgId);
+      else await write(o.rel, o.orgId, o.bytes(), o.sha256, NO_SHARING);
+    }
     let done = 0;
     const finished = (job: PostJob) => {
       if (!job.reuse) delete job.post.body;

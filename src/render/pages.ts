@@ -43,19 +43,20 @@ export function itemViews(bytes: Buffer, items: readonly Buffer[]): Buffer[] {
 
 /**
  * Each page of `items` as canonical JSON in UTF-8 (keys in code-unit order, as
- * canonicalJson writes them), assembled from the items' own canonical JSON.
+ * canonicalJson writes them), assembled from the items' own canonical JSON on
+ * each call of its `bytes`.
  */
-export function pagesOf(items: readonly Buffer[], limit: number): { page: number; bytes: Buffer }[] {
+export function pagesOf(items: readonly Buffer[], limit: number): { page: number; bytes: () => Buffer }[] {
   const total = items.length;
   const pages = pageCount(total, limit);
-  const out: { page: number; bytes: Buffer }[] = [];
+  const out: { page: number; bytes: () => Buffer }[] = [];
   for (let page = 1; page <= pages; page++) {
     const slice = items.slice((page - 1) * limit, page * limit);
     const next = page < pages ? page + 1 : null;
     const prev = page > 1 ? page - 1 : null;
     // `${null}` is "null": the members as JSON writes them, in canonical order.
     const meta = `{"pagination":{"limit":${limit},"next":${next},"page":${page},"pages":${pages},"prev":${prev},"total":${total}}}`;
-    out.push({ page, bytes: itemsBytes(slice, `],"meta":${meta}}`) });
+    out.push({ page, bytes: () => itemsBytes(slice, `],"meta":${meta}}`) });
   }
   return out;
 }

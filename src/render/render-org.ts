@@ -24,8 +24,12 @@ import {
 import { renderOrganization } from "./organization.js";
 import { DEFAULT_PAGE_SIZE, itemViews, itemsBytes, pagesOf } from "./pages.js";
 
-/** A file of the tree: the JSON its route answers, or that JSON already serialized canonically, as UTF-8 bytes. */
-export type RenderedFile = JsonFile | { route: Route; bytes: Buffer };
+/**
+ * A file of the tree: the JSON its route answers, or that JSON serialized
+ * canonically, as UTF-8 bytes assembled on each call (a large organization's
+ * pages are a second and a third copy of its list: they are not all held).
+ */
+export type RenderedFile = JsonFile | { route: Route; bytes: () => Buffer };
 export interface JsonFile {
   route: Route;
   json: unknown;
@@ -219,19 +223,19 @@ function planPosts(
   // The canonical JSON of the list is its items' canonical JSON, joined: a
   // list of 10k posts is assembled, not serialized again (nor held whole as a string).
   const list = itemsBytes(items, "]}");
-  const files: RenderedFile[] = [{ route: { kind: "contents", orgId }, bytes: list }];
-  for (const { page, bytes } of pagesOf(items, pageSize)) files.push({ route: { kind: "contentsPage", orgId, page: String(page) }, bytes });
+  // Each item is kept as a view of the list, which holds them all: their own buffers go.
+  const views = itemViews(list, items);
+  ordered.forEach((post, i) => summaries.set(post.file, views[i]!));
+  const files: RenderedFile[] = [{ route: { kind: "contents", orgId }, bytes: () => list }];
+  for (const { page, bytes } of pagesOf(views, pageSize)) files.push({ route: { kind: "contentsPage", orgId, page: String(page) }, bytes });
   // A post's category is its slug (categoriesBySlug); one the organization lacks is refused before rendering.
   const inCategory = new Map(org.categories.map((c) => [c.slug, [] as Buffer[]]));
   ordered.forEach((post, i) => {
-    if (post.meta.category !== undefined) inCategory.get(post.meta.category)?.push(items[i]!);
+    if (post.meta.category !== undefined) inCategory.get(post.meta.category)?.push(views[i]!);
   });
   for (const [slug, inList] of inCategory) {
     for (const { page, bytes } of pagesOf(inList, pageSize)) files.push({ route: { kind: "categoryContentsPage", orgId, slug, page: String(page) }, bytes });
   }
-  // Each item is kept as a view of the list, which holds them all: their own buffers go.
-  const views = itemViews(list, items);
-  ordered.forEach((post, i) => summaries.set(post.file, views[i]!));
   return {
     files,
     posts: ordered,

@@ -47,7 +47,7 @@ interface Round {
 }
 
 /** A JSON file of a plan, as its JSON (a canonical one parsed). */
-const jsonOf = (file: RenderedFile): unknown => ("json" in file ? structuredClone(file.json) : JSON.parse(file.bytes.toString("utf8")));
+const jsonOf = (file: RenderedFile): unknown => ("json" in file ? structuredClone(file.json) : JSON.parse(file.bytes().toString("utf8")));
 
 /** Puts `file` back into the plan with its JSON as `edit` changed it; returns what `edit` says it did. */
 function rewrite<T>(plan: OrgPlan, file: RenderedFile, edit: (json: T) => string): string {

@@ -24,7 +24,7 @@ function fileAt<T>(plan: OrgPlan, route: Parameters<typeof pathOf>[0]): T {
   const found = plan.files.filter((f) => pathOf(f.route) === pathOf(route));
   expect(found, pathOf(route)).toHaveLength(1);
   const file = found[0]!;
-  return ("json" in file ? file.json : JSON.parse(file.bytes.toString("utf8"))) as T;
+  return ("json" in file ? file.json : JSON.parse(file.bytes().toString("utf8"))) as T;
 }
 
 const ids = (items: readonly { id: string }[]) => items.map((i) => i.id);
