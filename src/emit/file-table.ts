@@ -30,6 +30,8 @@ export interface StoredFiles extends FileTable {
    * up every page, and a hundred thousand posts have a few thousand pages.
    */
   pagesOf(orgId: string): ReadonlyMap<string, FileEntry>;
+  /** Calls `visit` with every file's path, read row by row: the entries are not all held. */
+  eachRel(visit: (rel: string) => void): void;
 }
 
 const inRanges = (rel: string, ranges: readonly [string, string][]) => ranges.some(([from, to]) => rel >= from && rel < to);
@@ -118,6 +120,15 @@ export function storedFiles(file: string): StoredFiles {
     },
     all: () => (whole ??= entriesIn(file, [["", "\uffff"]])),
     pagesOf,
+    eachRel(visit) {
+      if (whole) {
+        for (const rel of whole.keys()) visit(rel);
+        return;
+      }
+      withDb(file, (db) => {
+        for (const rel of db.prepare("SELECT rel FROM files").pluck().iterate() as Iterable<string>) visit(rel);
+      });
+    },
   };
 }
 
@@ -130,6 +141,9 @@ export function filesInMemory(entries: ReadonlyMap<string, FileEntry>): StoredFi
     count: (orgId, part) => within(partRanges(orgId, part)).size,
     all: () => entries,
     pagesOf: (orgId) => within(pageRanges(orgId)),
+    eachRel: (visit) => {
+      for (const rel of entries.keys()) visit(rel);
+    },
   };
 }
 

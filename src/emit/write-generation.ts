@@ -158,7 +158,8 @@ async function levelWithLive(store: TreeStore, plan: GenerationPlan, gen: Genera
       if (state.files.get(rel)) linkInto(gen.tree, liveFile(rel), rel, true);
     }
   } else {
-    for (const rel of state.files.all().keys()) inFolder(path.join(gen.tree, rel), () => linkSync(liveFile(rel), path.join(gen.tree, rel)));
+    // Row by row: a first rebuild after a full build has no base, and its tree has every post's files.
+    state.files.eachRel((rel) => inFolder(path.join(gen.tree, rel), () => linkSync(liveFile(rel), path.join(gen.tree, rel))));
   }
 }
 

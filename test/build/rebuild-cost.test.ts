@@ -36,6 +36,8 @@ vi.mock("../../src/emit/file-table.js", async (importOriginal) => {
         count: table.count,
         all: () => counted(table.all()),
         pagesOf: (orgId: string) => counted(table.pagesOf(orgId)),
+        // Paths alone, no entry: a rebuild with no base generation links every live file.
+        eachRel: table.eachRel,
       };
     },
   };
