@@ -10,7 +10,8 @@
  * organization's digest, each post's fingerprint and hash); an organization's
  * post heads only when its posts are planned, a post's record only when it is
  * rendered again without a change of its own (a category renamed, a scheduled
- * post due), the file rows only when a generation is made. It writes only the rows that differ, in one transaction that commits after the swap: a build that fails,
+ * post due), the file rows and the changes to replay only when a generation
+ * is made. It writes only the rows that differ, in one transaction that commits after the swap: a build that fails,
  * or is killed before the commit, leaves the rows as they were. Rows that name
  * another generation than the live one (killed between swap and commit), a
  * damaged file or an older format read as empty: the build then re-renders and
@@ -104,10 +105,11 @@ export interface BuildState {
   /**
    * The generation the live one was made from, and what its build changed
    * there: written (true) or removed (false) files. The next build turns that
-   * generation into its own by replaying these, never listing it.
+   * generation into its own by replaying these, never listing it. They are
+   * read row by row when replayed: after a full build they name every file.
    */
   base: string | null;
-  changes: Map<string, boolean>;
+  eachChange: (visit: (rel: string, written: boolean) => void) => void;
   /** The hash of each organization's page membership file. */
   pages: Map<string, string>;
   /** How many items a page of a list holds in the live tree; null before a build recorded it. */
@@ -135,7 +137,7 @@ export interface BuildState {
 export const emptyState = (): BuildState => ({
   generation: null,
   base: null,
-  changes: new Map(),
+  eachChange: () => undefined,
   pages: new Map(),
   pageSize: null,
   orgs: new Map(),
@@ -263,9 +265,7 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
     state.base = meta.get("base") ?? null;
     const pageSize = Number(meta.get("page_size"));
     state.pageSize = Number.isInteger(pageSize) && pageSize > 0 ? pageSize : null;
-    for (const [rel, written] of db.prepare("SELECT rel, written FROM changes").raw().iterate() as Iterable<[string, number]>) {
-      state.changes.set(rel, written === 1);
-    }
+    state.eachChange = (visit) => readChanges(file, visit);
     for (const [orgId, sha] of db.prepare("SELECT * FROM pages").raw().iterate() as Iterable<[string, string]>) state.pages.set(orgId, sha);
     for (const [orgId, rowsDigest, postsDigest, code, report] of db.prepare("SELECT * FROM orgs").raw().iterate() as Iterable<[string, string, string, string, string]>) {
       state.orgs.set(orgId, { rowsDigest, postsDigest, code, ...(JSON.parse(report) as Omit<StoredOrg, "rowsDigest" | "postsDigest" | "code">) });
@@ -371,6 +371,15 @@ function readHeads(file: string, orgId: string): Map<string, UnchangedPost> {
       heads.set(f, { file: f, ...(JSON.parse(head) as StoredHead), fingerprint, sha256, built: { category, summary } });
     }
     return heads;
+  } finally {
+    db.close();
+  }
+}
+
+function readChanges(file: string, visit: (rel: string, written: boolean) => void): void {
+  const db = openReadOnly(file);
+  try {
+    for (const [rel, written] of db.prepare("SELECT rel, written FROM changes").raw().iterate() as Iterable<[string, number]>) visit(rel, written === 1);
   } finally {
     db.close();
   }

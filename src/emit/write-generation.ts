@@ -148,10 +148,10 @@ async function levelWithLive(store: TreeStore, plan: GenerationPlan, gen: Genera
   const taken = state.base !== null && (await recycleGeneration(store, state.base, gen));
   mkdirSync(gen.tree, { recursive: true });
   if (taken) {
-    for (const [rel, written] of state.changes) {
+    state.eachChange((rel, written) => {
       if (written) linkInto(gen.tree, liveFile(rel), rel, true);
       else removeFile(gen.tree, rel);
-    }
+    });
     // Replaced between builds by the write proxy, whose writes no build recorded.
     for (const orgId of state.pages.keys()) {
       const rel = proxyFileOf(orgId);
