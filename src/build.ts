@@ -56,7 +56,7 @@ import { planOrg, type OrgPlan } from "./render/render-org.js";
 import type { BuildReport, OrgReport } from "./report.js";
 import { kindOf, ROUTES } from "./route-table.js";
 import { loadSources } from "./sources/load-sources.js";
-import { loadBody, type PostIdentity } from "./sources/read-posts.js";
+import { loadBody } from "./sources/read-posts.js";
 
 export interface BuildOptions {
   db: string;
@@ -152,9 +152,9 @@ async function loadValidSources(input: BuildInput, previous: PreviousBuild) {
   const { options } = input;
   // Asked first with the posts (when each has its stored bytes), then without: the first answer holds.
   const parts = new Map<string, { rows: boolean; posts: boolean }>();
-  const kept = (rows: OrgRows, posts: readonly PostIdentity[] | null) => {
+  const kept = (rows: OrgRows, content: string | null) => {
     let found = parts.get(rows.id);
-    if (!found) parts.set(rows.id, (found = keptPartsOf(previous, { codeVersion: CODE_VERSION, pageSize: input.pageSize }, input.now, rows, posts)));
+    if (!found) parts.set(rows.id, (found = keptPartsOf(previous, { codeVersion: CODE_VERSION, pageSize: input.pageSize }, input.now, rows, content)));
     return found;
   };
   const sources = await loadSources(
@@ -220,8 +220,8 @@ function planBuild(input: BuildInput, previous: PreviousBuild, sources: Sources)
   const digests = new Map(
     planned.map((org) => {
       const rows = rowsOf.get(org.id)!;
-      const identities = (posts.byOrg.get(org.id) ?? []).map((p) => ({ rel: p.file, sha256: p.sha256 }));
-      const postsDigest = partsOf(org.id).posts ? state.orgs.get(org.id)!.postsDigest : postsDigestOf(CODE_VERSION, input.pageSize, rows, identities);
+      const { content } = posts.listings.get(org.id)!;
+      const postsDigest = partsOf(org.id).posts ? state.orgs.get(org.id)!.postsDigest : postsDigestOf(CODE_VERSION, input.pageSize, rows, content);
       return [org.id, { rowsDigest: rowsDigestOf(CODE_VERSION, rows), postsDigest }];
     }),
   );
@@ -290,7 +290,7 @@ async function publish(
   audited: AuditState | null,
   orgs: Map<string, StoredOrg>,
 ): Promise<boolean> {
-  const kept = { records: sources.posts.byOrg, orgs, refreshed: sources.posts.refreshed, expected: plan.audit.expected };
+  const kept = { records: sources.posts.byOrg, orgs, listings: sources.posts.listings, refreshed: sources.posts.refreshed, expected: plan.audit.expected };
   if (written.kind === "unchanged" || audited === null) {
     keepLive(input.store, plan.generation, kept);
     return false;

@@ -26,6 +26,7 @@ import { orgFolderOf, orgInFolder } from "../api-paths.js";
 import { CdsnapError } from "../errors.js";
 import type { PostHead, PostRecord, UnchangedPost } from "../model/snapshot.js";
 import type { OrgCounts } from "../render/render-org.js";
+import { orgOfPost, type PostsListing } from "../sources/posts-listing.js";
 import { filesInMemory, generationFiles, sameEntry, storedFiles, type FileTable, type GenerationFiles, type StoredFiles } from "./file-table.js";
 import type { Generation, TreeStore } from "./tree-store.js";
 
@@ -35,9 +36,8 @@ export interface BuiltPost {
   built: UnchangedPost["built"];
 }
 
-/** A stored post's identity: its organization, the fingerprint and SHA-256 of its source file. */
+/** A stored post's identity: the fingerprint and SHA-256 of its source file. */
 export interface StoredPost {
-  orgId: string;
   fingerprint: string;
   sha256: string;
 }
@@ -116,8 +116,10 @@ export interface BuildState {
   pageSize: number | null;
   /** Each organization as its last build planned it. */
   orgs: Map<string, StoredOrg>;
-  /** Every stored post by file: its identity only. */
-  posts: Map<string, StoredPost>;
+  /** Each organization's posts as digests (a walk that gives the same fingerprints reads none of `identitiesOf`). */
+  listings: Map<string, PostsListing>;
+  /** One organization's stored posts by file, read on the first call: their identity only. */
+  identitiesOf: (orgId: string) => ReadonlyMap<string, StoredPost>;
   /** One organization's posts as unchanged ones, by file, read on the first call: their heads, none of their records. */
   headsOf: (orgId: string) => ReadonlyMap<string, UnchangedPost>;
   /** A post's whole record, without its body. */
@@ -141,7 +143,8 @@ export const emptyState = (): BuildState => ({
   pages: new Map(),
   pageSize: null,
   orgs: new Map(),
-  posts: new Map(),
+  listings: new Map(),
+  identitiesOf: () => new Map(),
   headsOf: () => new Map(),
   recordOf: () => undefined,
   files: filesInMemory(new Map()),
@@ -165,6 +168,8 @@ export interface NextState {
   pageSize: number;
   orgs: Map<string, StoredOrg>;
   posts: Map<string, Map<string, BuiltPost | null>>;
+  /** The posts as read of the organizations planned and kept (an `--org` build's only). */
+  listings: ReadonlyMap<string, PostsListing>;
   /** Posts of kept organizations whose files were copied anew with the same bytes: their new fingerprint. */
   refreshed: [file: string, fingerprint: string][];
   dropped: string[];
@@ -176,11 +181,11 @@ export interface NextState {
  * organizations, posts of the others read again, and what the sources now
  * publish of the planned ones (no byte changed, so the live tree holds it).
  */
-export type KeptState = Pick<NextState, "orgs" | "posts" | "refreshed"> & { expected: ReadonlyMap<string, OrgExpectation> };
+export type KeptState = Pick<NextState, "orgs" | "posts" | "listings" | "refreshed"> & { expected: ReadonlyMap<string, OrgExpectation> };
 
 const STATE_FILE = "state.sqlite";
 /** Bumped whenever a table or a stored JSON shape changes: an older file then reads as empty. */
-const STATE_VERSION = 9;
+const STATE_VERSION = 10;
 
 // Records, heads and facts are rowid tables: their rows (a kilobyte, a
 // megabyte for a long list's facts) would fill a WITHOUT ROWID table's pages a
@@ -193,6 +198,7 @@ const SCHEMA = `
   CREATE TABLE files (rel TEXT PRIMARY KEY, sha256 TEXT NOT NULL, ino INTEGER NOT NULL, mtime_ms REAL NOT NULL, size INTEGER NOT NULL) WITHOUT ROWID;
   CREATE TABLE pages (org_id TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE orgs (org_id TEXT PRIMARY KEY, rows_digest TEXT NOT NULL, posts_digest TEXT NOT NULL, code TEXT NOT NULL, report TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE listings (org_id TEXT PRIMARY KEY, fingerprints TEXT NOT NULL, content TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE post_ids (org_id TEXT NOT NULL, file TEXT NOT NULL, fingerprint TEXT NOT NULL, sha256 TEXT NOT NULL, PRIMARY KEY (org_id, file)) WITHOUT ROWID;
   CREATE TABLE posts (file TEXT NOT NULL UNIQUE, record TEXT NOT NULL);
   CREATE TABLE heads (org_id TEXT NOT NULL, file TEXT NOT NULL, head TEXT NOT NULL, category TEXT NOT NULL, summary TEXT, UNIQUE (org_id, file));
@@ -270,9 +276,15 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
     for (const [orgId, rowsDigest, postsDigest, code, report] of db.prepare("SELECT * FROM orgs").raw().iterate() as Iterable<[string, string, string, string, string]>) {
       state.orgs.set(orgId, { rowsDigest, postsDigest, code, ...(JSON.parse(report) as Omit<StoredOrg, "rowsDigest" | "postsDigest" | "code">) });
     }
-    for (const [f, orgId, fingerprint, sha256] of db.prepare("SELECT file, org_id, fingerprint, sha256 FROM post_ids").raw().iterate() as Iterable<[string, string, string, string]>) {
-      state.posts.set(f, { orgId, fingerprint, sha256 });
+    for (const [orgId, fingerprints, content] of db.prepare("SELECT * FROM listings").raw().iterate() as Iterable<[string, string, string]>) {
+      state.listings.set(orgId, { fingerprints, content });
     }
+    const identities = new Map<string, Map<string, StoredPost>>();
+    state.identitiesOf = (orgId) => {
+      let byFile = identities.get(orgId);
+      if (!byFile) identities.set(orgId, (byFile = readIdentities(file, orgId)));
+      return byFile;
+    };
     const byOrg = new Map<string, Map<string, UnchangedPost>>();
     state.headsOf = (orgId) => {
       let heads = byOrg.get(orgId);
@@ -371,6 +383,18 @@ function readHeads(file: string, orgId: string): Map<string, UnchangedPost> {
       heads.set(f, { file: f, ...(JSON.parse(head) as StoredHead), fingerprint, sha256, built: { category, summary } });
     }
     return heads;
+  } finally {
+    db.close();
+  }
+}
+
+function readIdentities(file: string, orgId: string): Map<string, StoredPost> {
+  const db = openReadOnly(file);
+  try {
+    const byFile = new Map<string, StoredPost>();
+    const rows = db.prepare("SELECT file, fingerprint, sha256 FROM post_ids WHERE org_id = ?").raw().iterate(orgId) as Iterable<[string, string, string]>;
+    for (const [f, fingerprint, sha256] of rows) byFile.set(f, { fingerprint, sha256 });
+    return byFile;
   } finally {
     db.close();
   }
@@ -519,12 +543,14 @@ export function refreshState(store: Pick<TreeStore, "stateDir">, previous: Build
   }
 }
 
+export const sameListing = (a: PostsListing, b: PostsListing | undefined): boolean => a.fingerprints === b?.fingerprints && a.content === b.content;
+
 /**
  * The rows of the planned organizations (their digest and figures when they
- * differ, their built posts), the new fingerprints of unchanged posts, and no
- * rows of posts or organizations gone.
+ * differ, their built posts), the new fingerprints of unchanged posts, the
+ * listings that differ, and no rows of posts or organizations gone.
  */
-function writeOrgRows(db: Database.Database, next: Pick<NextState, "orgs" | "posts" | "refreshed"> & { dropped?: readonly string[] }, previous: BuildState): void {
+function writeOrgRows(db: Database.Database, next: Pick<NextState, "orgs" | "posts" | "listings" | "refreshed"> & { dropped?: readonly string[] }, previous: BuildState): void {
   const putOrg = db.prepare("INSERT OR REPLACE INTO orgs VALUES (?, ?, ?, ?, ?)");
   const putId = db.prepare("INSERT OR REPLACE INTO post_ids VALUES (?, ?, ?, ?)");
   const putPost = db.prepare("INSERT OR REPLACE INTO posts VALUES (?, ?)");
@@ -547,16 +573,21 @@ function writeOrgRows(db: Database.Database, next: Pick<NextState, "orgs" | "pos
     }
   }
   const refresh = db.prepare("UPDATE post_ids SET fingerprint = ? WHERE org_id = ? AND file = ?");
-  for (const [f, fingerprint] of next.refreshed) refresh.run(fingerprint, previous.posts.get(f)!.orgId, f);
+  for (const [f, fingerprint] of next.refreshed) refresh.run(fingerprint, orgOfPost(f), f);
+  const putListing = db.prepare("INSERT OR REPLACE INTO listings VALUES (?, ?, ?)");
+  for (const [orgId, listing] of next.listings) if (!sameListing(listing, previous.listings.get(orgId))) putListing.run(orgId, listing.fingerprints, listing.content);
   // Posts gone from a planned organization, and every row of an organization gone.
-  for (const [f, { orgId }] of previous.posts) {
-    if (next.posts.get(orgId)?.has(f) === false) {
+  const storedFiles = db.prepare("SELECT file FROM post_ids WHERE org_id = ?").pluck();
+  for (const [orgId, byFile] of next.posts) {
+    const gone = (storedFiles.all(orgId) as string[]).filter((f) => !byFile.has(f));
+    for (const f of gone) {
       dropId.run(orgId, f);
       dropPost.run(f);
       dropHead.run(orgId, f);
     }
   }
   for (const orgId of next.dropped ?? []) {
+    db.prepare("DELETE FROM listings WHERE org_id = ?").run(orgId);
     db.prepare("DELETE FROM posts WHERE file IN (SELECT file FROM post_ids WHERE org_id = ?)").run(orgId);
     db.prepare("DELETE FROM heads WHERE org_id = ?").run(orgId);
     db.prepare("DELETE FROM post_ids WHERE org_id = ?").run(orgId);

@@ -17,9 +17,10 @@ import { isErrnoCode } from "../errno.js";
 import { itemFileKinds, itemRoute, kindOf, ROUTES } from "../route-table.js";
 import type { OrgRows } from "../db/read-snapshot.js";
 import { isUnchanged, type PostHead, type PostRecord, type UnchangedPost } from "../model/snapshot.js";
-import { canonicalJson, compareCodeUnits } from "../render/canonical-json.js";
+import { canonicalJson } from "../render/canonical-json.js";
 import { stateOf } from "../render/contents.js";
-import type { PostIdentity, PreviousPosts } from "../sources/read-posts.js";
+import type { PreviousPosts } from "../sources/read-posts.js";
+import { orgOfPost } from "../sources/posts-listing.js";
 import { admits, builtKeyOf, shownStatus, type OrgPlan } from "../render/render-org.js";
 import type { Publication } from "../model/shapes.js";
 import { readState, type BuildState, type FileEntry } from "./build-state.js";
@@ -50,14 +51,15 @@ export async function readPreviousBuild(store: TreeStore, options: { verify?: bo
  * code, under a trusted state only (an unchanged post's files are taken to be
  * in the live tree as its build left them), read one organization at a time.
  */
-export function previousPosts(previous: PreviousBuild, codeVersion: string): Pick<PreviousPosts, "identity" | "heads" | "record"> {
+export function previousPosts(previous: PreviousBuild, codeVersion: string): Pick<PreviousPosts, "identity" | "listing" | "heads" | "record"> {
   const { state, trusted } = previous;
   const ours = (orgId: string) => trusted && state.orgs.get(orgId)?.code === codeVersion;
   return {
     identity: (rel) => {
-      const stored = state.posts.get(rel);
-      return stored && ours(stored.orgId) ? stored : undefined;
+      const orgId = orgOfPost(rel);
+      return ours(orgId) ? state.identitiesOf(orgId).get(rel) : undefined;
     },
+    listing: (orgId) => (ours(orgId) ? state.listings.get(orgId) : undefined),
     heads: (orgId) => (ours(orgId) ? state.headsOf(orgId) : new Map()),
     record: (rel) => state.recordOf(rel),
   };
@@ -92,11 +94,11 @@ export function rowsDigestOf(codeVersion: string, rows: OrgRows): string {
 /**
  * Of everything an organization's `posts` part is made from but the clock:
  * the code, the page size, its categories' rows (a post shows its category's
- * name, and each category has its pages) and each post's file and bytes.
+ * name, and each category has its pages) and each post's file and bytes
+ * (`content`, PostsListing.content).
  */
-export function postsDigestOf(codeVersion: string, pageSize: number, rows: OrgRows, posts: readonly PostIdentity[]): string {
-  const files = posts.map((p) => `${p.rel}\u0000${p.sha256}`).sort(compareCodeUnits);
-  return sha256(`${codeVersion}\u0001${pageSize}\u0001${JSON.stringify(rows.categories)}\u0001${files.join("\u0001")}`);
+export function postsDigestOf(codeVersion: string, pageSize: number, rows: OrgRows, content: string): string {
+  return sha256(`${codeVersion}\u0001${pageSize}\u0001${JSON.stringify(rows.categories)}\u0001${content}`);
 }
 
 /**
@@ -104,7 +106,7 @@ export function postsDigestOf(codeVersion: string, pageSize: number, rows: OrgRo
  * them, so a build keeps their files without validating their inputs again
  * (that build validated the same inputs with the same code): the rows part
  * while its digest is the same; the posts part while its digest is the same
- * (`posts` is null when a post's bytes changed) and no scheduled post is due
+ * (`content` is null when a post's bytes changed) and no scheduled post is due
  * at `now`. Nothing is kept without a trusted state made by this code. One
  * part alone is kept only while the audit's recorded expectations of the
  * organization are at hand: the kept part's are taken from them.
@@ -114,7 +116,7 @@ export function keptPartsOf(
   { codeVersion, pageSize }: { codeVersion: string; pageSize: number },
   now: number,
   rows: OrgRows,
-  posts: readonly PostIdentity[] | null,
+  content: string | null,
 ): { rows: boolean; posts: boolean } {
   const stored = previous.state.orgs.get(rows.id);
   const none = { rows: false, posts: false };
@@ -122,7 +124,7 @@ export function keptPartsOf(
   const due = stored.nextPublishAt !== null && Date.parse(stored.nextPublishAt) <= now;
   const kept = {
     rows: stored.rowsDigest === rowsDigestOf(codeVersion, rows),
-    posts: posts !== null && !due && stored.postsDigest === postsDigestOf(codeVersion, pageSize, rows, posts),
+    posts: content !== null && !due && stored.postsDigest === postsDigestOf(codeVersion, pageSize, rows, content),
   };
   if (kept.rows !== kept.posts && !previous.state.expectedOf(rows.id)?.posts) return none;
   return kept;

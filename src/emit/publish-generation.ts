@@ -6,7 +6,8 @@
 import type { OrgExpectation } from "../audit/audit-inputs.js";
 import { isUnchanged, type Post } from "../model/snapshot.js";
 import { builtKeyOf } from "../render/render-org.js";
-import { refreshState, writeState, type AuditState, type BuiltPost, type NextState, type StoredOrg } from "./build-state.js";
+import { refreshState, sameListing, writeState, type AuditState, type BuiltPost, type NextState, type StoredOrg } from "./build-state.js";
+import type { PostsListing } from "../sources/posts-listing.js";
 import { sha256 } from "./file-bytes.js";
 import type { GenerationPlan } from "./plan-generation.js";
 import { pruneGenerations, swapTo, type TreeStore } from "./tree-store.js";
@@ -18,6 +19,8 @@ export interface KeptSources {
   records: ReadonlyMap<string, readonly Post[]>;
   /** Each planned organization's digest and figures. */
   orgs: Map<string, StoredOrg>;
+  /** Each organization's posts as read, kept organizations too. */
+  listings: ReadonlyMap<string, PostsListing>;
   /** Posts of unchanged organizations copied anew with the same bytes, and their new fingerprint. */
   refreshed: [file: string, fingerprint: string][];
   /** What the sources publish of each planned organization (the audit's expectations). */
@@ -55,7 +58,7 @@ function droppedOrgs(plan: GenerationPlan): string[] {
 
 /** The state of the next generation: its files, memberships, the planned organizations' rows, the audit's facts. */
 function nextState(plan: GenerationPlan, written: WrittenGeneration, kept: KeptSources, audit: AuditState): NextState {
-  const { records, orgs, refreshed } = kept;
+  const { records, orgs, listings, refreshed } = kept;
   const { state, live, trusted } = plan.previous;
   // The live generation is the next one's base only when this one was made as
   // its copy plus the changes recorded: then the next build can replay them.
@@ -63,7 +66,7 @@ function nextState(plan: GenerationPlan, written: WrittenGeneration, kept: KeptS
   const pages = new Map<string, string>();
   for (const [orgId, json] of plan.pages) pages.set(orgId, sha256(json));
   for (const [orgId, hash] of state.pages) if (plan.keepsPages(orgId)) pages.set(orgId, hash);
-  return { base, changes: written.replay, files: written.files, pages, pageSize: plan.pageSize, orgs, posts: nextPosts(plan, records), refreshed, dropped: droppedOrgs(plan), audit };
+  return { base, changes: written.replay, files: written.files, pages, pageSize: plan.pageSize, orgs, posts: nextPosts(plan, records), listings, refreshed, dropped: droppedOrgs(plan), audit };
 }
 
 /**
@@ -72,9 +75,11 @@ function nextState(plan: GenerationPlan, written: WrittenGeneration, kept: KeptS
  * copied anew is kept for the next build.
  */
 export function keepLive(store: TreeStore, plan: GenerationPlan, kept: KeptSources): void {
-  const { records, orgs, refreshed, expected } = kept;
-  if (!plan.previous.trusted || (orgs.size === 0 && refreshed.length === 0)) return;
-  refreshState(store, plan.previous.state, { orgs, posts: nextPosts(plan, records), refreshed, expected });
+  const { records, orgs, listings, refreshed, expected } = kept;
+  const { trusted, state } = plan.previous;
+  const listed = [...listings].some(([orgId, listing]) => !sameListing(listing, state.listings.get(orgId)));
+  if (!trusted || (orgs.size === 0 && refreshed.length === 0 && !listed)) return;
+  refreshState(store, state, { orgs, posts: nextPosts(plan, records), listings, refreshed, expected });
 }
 
 /** Publishes `written`, and records what the next build reuses. */

@@ -25,12 +25,14 @@ import path from "node:path";
 import { isErrnoCode } from "../errno.js";
 import type { Problem, SourceWarning } from "../errors.js";
 import { classify, isGone, unreadable, type Classified, type EntryType } from "./entry-kind.js";
+import { fingerprintOf } from "./read-text.js";
 
 export interface PostFile {
   /** Relative to the content folder, with `/`. */
   rel: string;
-  /** Of the file itself, a link followed: its fingerprint. */
-  stats: Stats;
+  /** Of the file itself, a link followed (read-text.ts fingerprintOf): kept rather than its Stats, of which a large walk holds one per post. */
+  fingerprint: string;
+  size: number;
 }
 
 export interface PostListing {
@@ -121,7 +123,7 @@ class Walk {
       this.refuse(rel, "is outside any organization folder; posts live in <content>/<orgId>/");
     } else {
       this.found++;
-      this.files.push({ rel, stats: what.stats });
+      this.files.push({ rel, fingerprint: fingerprintOf(what.stats), size: what.stats.size });
     }
     return what;
   }

@@ -10,7 +10,7 @@ import { readSnapshotRows, validateSnapshot, type OrgRows, type SnapshotRead, ty
 import type { Problem, SourceWarning } from "../errors.js";
 import type { UnchangedPost } from "../model/snapshot.js";
 import { crossCheck } from "./cross-check.js";
-import { readPosts, type PostIdentity, type PostsRead, type PreviousPosts } from "./read-posts.js";
+import { readPosts, type PostsRead, type PreviousPosts } from "./read-posts.js";
 
 export interface LoadSourcesOptions {
   db: string;
@@ -22,11 +22,12 @@ export interface LoadSourcesOptions {
   previous?: Omit<PreviousPosts, "kept" | "candidates" | "needsRecord"> & {
     /**
      * The parts of an organization kept as the last build left them, given its
-     * rows as stored and its posts when each has its stored bytes (else null):
+     * rows as stored and the digest of its posts' bytes when each has its
+     * stored bytes (else null):
      * kept posts are not read, kept rows not validated (the build that
      * recorded them validated the same).
      */
-    kept?: (rows: OrgRows, posts: readonly PostIdentity[] | null) => { rows: boolean; posts: boolean };
+    kept?: (rows: OrgRows, content: string | null) => { rows: boolean; posts: boolean };
     /** Whether an unchanged post of the organization with these rows is rendered again. */
     needsRecord?: (rows: OrgRows, post: UnchangedPost) => boolean;
   };
@@ -81,10 +82,11 @@ export async function loadSources<T = undefined>(
   const given = options.previous;
   const previous: PreviousPosts | undefined = given && {
     identity: given.identity,
+    listing: given.listing,
     heads: given.heads,
     record: given.record,
     candidates: [...byId.keys()],
-    kept: given.kept && ((orgId, posts) => given.kept!(byId.get(orgId)!, posts).posts),
+    kept: given.kept && ((orgId, content) => given.kept!(byId.get(orgId)!, content).posts),
     // A folder no organization has fails the build: its posts are taken whole, like changed ones.
     needsRecord: given.needsRecord && ((orgId, post) => !byId.has(orgId) || given.needsRecord!(byId.get(orgId)!, post)),
   };

@@ -18,8 +18,9 @@ import { EDGE_FILE_LIMIT, postFileWarning } from "../model/edge-file-limit.js";
 import type { Post, PostRecord, UnchangedPost } from "../model/snapshot.js";
 import { splitFrontMatter } from "./split-front-matter.js";
 import { listPosts } from "./list-posts.js";
-import { fingerprintOf, readIdentity, readText, type Opened } from "./read-text.js";
+import { readIdentity, readText, type Opened } from "./read-text.js";
 import { parseInParallel } from "./parse-pool.js";
+import { listingOf, orgOfPost, pairsDigest, type PostsListing } from "./posts-listing.js";
 
 /** Bodies kept in memory, in UTF-16 code units (about twice as many bytes). */
 export const DEFAULT_BODY_BUDGET = 64 * 1024 * 1024;
@@ -29,6 +30,8 @@ export interface PostsRead {
   byOrg: Map<string, Post[]>;
   /** Organizations whose posts are kept as they are (PreviousPosts.kept): none of them was parsed. */
   kept: Set<string>;
+  /** Each organization's posts as read (kept organizations too): what the state records for the next build's walk. */
+  listings: Map<string, PostsListing>;
   /** Unchanged posts (of kept organizations, or planned from their head) whose file was copied anew with the same bytes, and their new fingerprint. */
   refreshed: [file: string, fingerprint: string][];
   problems: Problem[];
@@ -43,16 +46,12 @@ export interface PostsRead {
   threads: number;
 }
 
-/** A post file as an organization's digest sees it. */
-export interface PostIdentity {
-  rel: string;
-  sha256: string;
-}
-
 /** What the previous build recorded of the posts, read as it is needed. */
 export interface PreviousPosts {
   /** The fingerprint and SHA-256 the stored record of a file was made from. */
   identity: (rel: string) => { fingerprint: string; sha256: string } | undefined;
+  /** An organization's posts as the previous build recorded them, as digests: when its walk gives the same fingerprints, no stored identity is read. */
+  listing?: (orgId: string) => PostsListing | undefined;
   /** An organization's posts as the previous build left them, by file. */
   heads: (orgId: string) => ReadonlyMap<string, UnchangedPost>;
   /** A post's stored record. */
@@ -61,10 +60,11 @@ export interface PreviousPosts {
   needsRecord?: (orgId: string, post: UnchangedPost) => boolean;
   /**
    * Called for each of `candidates` whose every post has the bytes of its
-   * stored record: whether the organization's posts are kept as the last build
-   * left them. Then they are neither read nor parsed, and it is left out of `byOrg`.
+   * stored record, with the digest of those bytes (PostsListing.content):
+   * whether the organization's posts are kept as the last build left them.
+   * Then they are neither read nor parsed, and it is left out of `byOrg`.
    */
-  kept?: (orgId: string, posts: readonly PostIdentity[]) => boolean;
+  kept?: (orgId: string, content: string) => boolean;
   /** The organizations whose posts may be kept (those with a database row). */
   candidates?: readonly string[];
 }
@@ -97,33 +97,48 @@ export async function readPosts(
   let reused = 0;
   const realDirs = new Map<string, string>();
   const previous = options.previous;
-  // The fingerprint each file has now, when its bytes are those of its stored record.
-  const same: (string | undefined)[] = listed.map((entry) => {
-    const stored = previous?.identity(entry.rel);
-    if (!stored) return undefined;
-    const fingerprint = fingerprintOf(entry.stats);
-    if (stored.fingerprint === fingerprint) return fingerprint;
-    // A post is its bytes: a file copied anew (a fresh checkout, an editor's
-    // save of the same text) is read and hashed, and parsed only if they differ.
-    const now = openedNow(contentDir, realRoot, entry.rel, realDirs);
-    return now?.sha256 === stored.sha256 ? now.fingerprint : undefined;
-  });
-  const orgOf = (i: number) => listed[i]!.rel.split("/")[0]!;
+  const orgs = listed.map((entry) => orgOfPost(entry.rel));
+  const orgOf = (i: number) => orgs[i]!;
   const filesOf = new Map<string, number[]>();
   listed.forEach((_, i) => {
     const list = filesOf.get(orgOf(i));
     if (list) list.push(i);
     else filesOf.set(orgOf(i), [i]);
   });
+  const walked = listed.map((entry) => entry.fingerprint);
+  // Organizations whose every file has the fingerprint recorded: none of their stored identities is read.
+  const asRecorded = new Set<string>();
+  for (const orgId of new Set([...(previous?.candidates ?? []), ...filesOf.keys()])) {
+    const recorded = previous?.listing?.(orgId);
+    const files = filesOf.get(orgId) ?? [];
+    if (recorded && recorded.fingerprints === pairsDigest(files.map((i) => [listed[i]!.rel, walked[i]!] as const))) asRecorded.add(orgId);
+  }
+  // The fingerprint each file has now, when its bytes are those of its stored record.
+  const same: (string | undefined)[] = listed.map((entry, i) => {
+    if (asRecorded.has(orgOf(i))) return walked[i];
+    const stored = previous?.identity(entry.rel);
+    if (!stored) return undefined;
+    if (stored.fingerprint === walked[i]) return walked[i];
+    // A post is its bytes: a file copied anew (a fresh checkout, an editor's
+    // save of the same text) is read and hashed, and parsed only if they differ.
+    const now = openedNow(contentDir, realRoot, entry.rel, realDirs);
+    return now?.sha256 === stored.sha256 ? now.fingerprint : undefined;
+  });
   const kept = new Set<string>();
+  const listings = new Map<string, PostsListing>();
   const refreshed: [string, string][] = [];
   for (const orgId of previous?.kept ? (previous.candidates ?? []) : []) {
     const files = filesOf.get(orgId) ?? [];
     if (!files.every((i) => same[i] !== undefined)) continue;
-    const identities = files.map((i) => ({ rel: listed[i]!.rel, sha256: previous!.identity(listed[i]!.rel)!.sha256 }));
-    if (!previous!.kept!(orgId, identities)) continue;
+    const fingerprints = pairsDigest(files.map((i) => [listed[i]!.rel, same[i]!] as const));
+    const content = asRecorded.has(orgId)
+      ? previous!.listing!(orgId)!.content
+      : pairsDigest(files.map((i) => [listed[i]!.rel, previous!.identity(listed[i]!.rel)!.sha256] as const));
+    if (!previous!.kept!(orgId, content)) continue;
     kept.add(orgId);
+    listings.set(orgId, { fingerprints, content });
     reused += files.length;
+    if (asRecorded.has(orgId)) continue;
     for (const i of files) if (same[i] !== previous!.identity(listed[i]!.rel)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
   }
   for (const orgId of kept) byOrg.delete(orgId);
@@ -162,14 +177,18 @@ export async function readPosts(
       problems.push(...result);
       return;
     }
-    const orgId = listed[i]!.rel.split("/")[0]!;
+    const orgId = orgOf(i);
     const list = byOrg.get(orgId) ?? [];
     list.push(result);
     byOrg.set(orgId, list);
   });
+  // An organization with no folder has a listing too: none of its posts is recorded.
+  for (const orgId of new Set([...(previous?.candidates ?? []), ...byOrg.keys()])) {
+    if (!kept.has(orgId)) listings.set(orgId, listingOf(byOrg.get(orgId) ?? []));
+  }
   const warnings = [...listing.warnings];
-  for (const file of listed) if (file.stats.size > EDGE_FILE_LIMIT) warnings.push(postFileWarning(file.rel, file.stats.size));
-  return { byOrg, kept, refreshed, problems, warnings, files: listing.found, parsed, reused, threads };
+  for (const file of listed) if (file.size > EDGE_FILE_LIMIT) warnings.push(postFileWarning(file.rel, file.size));
+  return { byOrg, kept, listings, refreshed, problems, warnings, files: listing.found, parsed, reused, threads };
 }
 
 /** A post file's identity as it is now, or null when it cannot be read (parsing then says why). */

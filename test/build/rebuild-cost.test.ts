@@ -3,8 +3,9 @@
  * and its state folder, counted through the real `node:fs`, and the file
  * entries and post records it reads from the build state, are the same for an
  * organization of 20 posts and of 80 when one post is edited. (The posts
- * themselves are all looked at: that is reading the sources; and each post's
- * head, which holds its list item: that is the contents list.)
+ * themselves are all looked at: that is reading the sources, and when one
+ * changed, each one's stored identity is compared; and each post's head, which
+ * holds its list item: that is the contents list.)
  */
 import { cp, rename, rm } from "node:fs/promises";
 import path from "node:path";
@@ -14,7 +15,7 @@ import { insertCategory, insertOrg, withDb } from "../fixtures/database.js";
 import { postMeta, writePost } from "../fixtures/posts.js";
 import { hashTree } from "../fixtures/tree.js";
 
-const { rows } = vi.hoisted(() => ({ rows: { entries: 0, records: 0 } }));
+const { rows } = vi.hoisted(() => ({ rows: { entries: 0, records: 0, identities: 0 } }));
 
 // The build state's file entries and post records, counted as the build reads them.
 vi.mock("../../src/emit/file-table.js", async (importOriginal) => {
@@ -44,7 +45,11 @@ vi.mock("../../src/emit/file-table.js", async (importOriginal) => {
 });
 vi.mock("../../src/emit/build-state.js", async (importOriginal) => {
   const { reportingRecordReads } = await import("../fixtures/state-reads.js");
-  return reportingRecordReads(await importOriginal(), () => rows.records++);
+  return reportingRecordReads(
+    await importOriginal(),
+    () => rows.records++,
+    (count) => (rows.identities += count),
+  );
 });
 
 const { calls, counted, SYNC, ASYNC } = vi.hoisted(() => {
@@ -93,12 +98,13 @@ async function countedBuild(fx: Fixture): Promise<Map<string, number>> {
   calls.under = path.join(path.dirname(fx.out), `.${path.basename(fx.out)}`);
   rows.entries = 0;
   rows.records = 0;
+  rows.identities = 0;
   try {
     await buildFixture(fx);
   } finally {
     calls.under = null;
   }
-  const out = new Map([...calls.byName, ["state file entries read", rows.entries], ["state post records read", rows.records]]);
+  const out = new Map([...calls.byName, ["state file entries read", rows.entries], ["state post records read", rows.records], ["state post identities read", rows.identities]]);
   return new Map([...out].sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
@@ -129,8 +135,11 @@ describe("a rebuild's file calls do not grow with the organization", () => {
   it("one post edited, and nothing changed, in 20 posts and in 80", async () => {
     const small = await editCosts(20);
     const large = await editCosts(80);
-    expect(large.edit).toEqual(small.edit);
+    const identities = "state post identities read";
+    const apart = (costs: Map<string, number>) => new Map([...costs].filter(([name]) => name !== identities));
+    expect(apart(large.edit)).toEqual(apart(small.edit));
     expect(large.noOp).toEqual(small.noOp);
+    expect(small.edit.get(identities)).toBe(20);
     // An edit writes the post's two files, the list, its page and its category's (p3 is a news post),
     // and looks at no tree file one by one.
     expect(small.edit.get("openSync")).toBe(5);
@@ -141,6 +150,8 @@ describe("a rebuild's file calls do not grow with the organization", () => {
     expect(small.edit.get("state post records read")).toBe(0);
     expect(small.edit.get("state file entries read")).toBeGreaterThan(0);
     expect(small.edit.get("state file entries read")).toBeLessThan(3 * 20);
+    // Nothing changed: the walk's fingerprints are those recorded, so no post's stored identity is read.
+    expect(small.noOp.get("state post identities read")).toBe(0);
   });
 
   it("a fresh checkout of the same posts (new inodes and times) parses and renders nothing", async () => {
@@ -154,6 +165,8 @@ describe("a rebuild's file calls do not grow with the organization", () => {
     await rename(copy, fx.content);
     const report = await buildFixture(fx);
     expect(report).toMatchObject({ changed: false, postsParsed: 0, postsReused: 20, postsRendered: 0, generation: first.generation });
+    // The checkout's new fingerprints are recorded: the next build finds them as they were, reading no identity.
+    expect((await countedBuild(fx)).get("state post identities read")).toBe(0);
     await writePost(fx.content, `${ORG}/p5.md`, postMeta("p5", { title: "After checkout" }));
     expect(await buildFixture(fx)).toMatchObject({ changed: true, postsParsed: 1, postsRendered: 1 });
   });
