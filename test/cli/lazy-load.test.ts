@@ -89,9 +89,11 @@ async function loadedBy(args: readonly string[]): Promise<Loaded> {
   );
   const urls = (await readFile(record, "utf8")).split("\n").filter((url) => url.startsWith("file:"));
   const files = urls.map((url) => fileURLToPath(url));
-  const packages = new Set(files.flatMap((file) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1] ?? []));
+  const packageOf = (file: string) => /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1] ?? [];
   const distFiles = files.filter((file) => path.dirname(file) === DIST);
   const sources = new Set((await Promise.all(distFiles.map(sourcesOf))).flat());
+  // A package bundled into dist (zod) is loaded when a chunk holding its sources is.
+  const packages = new Set([...files.flatMap(packageOf), ...[...sources].flatMap(packageOf)]);
   return { code, packages: [...packages].sort(), sources: [...sources].sort() };
 }
 
