@@ -26,6 +26,10 @@ export interface StepResult {
 }
 
 /**
+ * `firstEdit`: the first rebuild after the full build, one post edited: the
+ * store has no second generation yet, so every live file is linked into a new
+ * one (every later build turns the generation before into the next by
+ * replaying changes); measured once, apart from `edit`, which it would skew.
  * `fresh` and `freshEdit`: a build after the posts were checked out anew (the
  * same bytes in new files), with nothing else changed or with one post edited.
  * `orgEdit`: a `--org` rebuild of the many-organizations corpus after one of
@@ -36,6 +40,7 @@ export type StepName =
   | "floor"
   | "full"
   | "noop"
+  | "firstEdit"
   | "edit"
   | "add"
   | "delete"
@@ -227,8 +232,13 @@ async function measurePostEdit(
   await build(work, work.out, options.extra);
 }
 
-/** A paragraph appended to one published post; undone afterwards (with an untimed rebuild). */
+/**
+ * A paragraph appended to one published post; undone afterwards (with an
+ * untimed rebuild): once as the first rebuild after the full build, then
+ * `reps` times as any later one.
+ */
 export async function measureEdit(work: WorkOrg, reps: number, result: SizeResult): Promise<void> {
+  await measurePostEdit(work, editedPost(work.org).relPath, "firstEdit", "first rebuild after the full build (one post edited)", 1, result);
   await measurePostEdit(work, editedPost(work.org).relPath, "edit", "edit one post", reps, result);
 }
 

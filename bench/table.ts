@@ -177,6 +177,7 @@ const STEP_ROWS: [StepName, string][] = [
   ["floor", "floor: read every source once, write every output once (one process, sync calls)"],
   ["full", "full build (fresh --out)"],
   ["noop", "no-op rebuild"],
+  ["firstEdit", "first rebuild after the full build, one post edited (every live file linked into a second generation)"],
   ["edit", "rebuild after editing one post"],
   ["add", "rebuild after adding one post"],
   ["delete", "rebuild after deleting one post"],
@@ -199,7 +200,7 @@ export function renderTable(run: RunResult): string {
     const target = TARGETS[step];
     const cells = sizes.map((s) => stepCell(s, step));
     if (target) row(label, cells, target.label, judged(target, sizes));
-    else if (step === "freshEdit") row(label, cells, "–", "information only (no target)");
+    else if (step === "freshEdit" || step === "firstEdit") row(label, cells, "–", "information only (no target)");
     else row(label, cells);
   }
   for (const [step, label, target] of RSS_TARGETS) {
