@@ -616,8 +616,9 @@ function writeRows(
   if (next.base === null) db.prepare("DELETE FROM meta WHERE name = 'base'").run();
   else setMeta.run("base", next.base);
   db.exec("DELETE FROM changes");
+  // Without a base the next build has no generation to replay them into: it links the live tree (a full build's every file).
   const putChange = put("INSERT INTO changes VALUES (?, ?)");
-  for (const [rel, written] of next.changes) putChange.run(rel, written ? 1 : 0);
+  if (next.base !== null) for (const [rel, written] of next.changes) putChange.run(rel, written ? 1 : 0);
   for (const [rel, entry] of fileRows.put) putFile.run(rel, ...entry);
   for (const rel of fileRows.drop) dropFile.run(rel);
   for (const [orgId, sha] of next.pages) if (previous.pages.get(orgId) !== sha) putPages.run(orgId, sha);

@@ -130,13 +130,15 @@ export async function readPosts(
   for (const orgId of previous?.kept ? (previous.candidates ?? []) : []) {
     const files = filesOf.get(orgId) ?? [];
     if (!files.every((i) => same[i] !== undefined)) continue;
-    const fingerprints = pairsDigest(files.map((i) => [listed[i]!.rel, same[i]!] as const));
-    const content = asRecorded.has(orgId)
-      ? previous!.listing!(orgId)!.content
-      : pairsDigest(files.map((i) => [listed[i]!.rel, previous!.identity(listed[i]!.rel)!.sha256] as const));
-    if (!previous!.kept!(orgId, content)) continue;
+    const listing = asRecorded.has(orgId)
+      ? previous!.listing!(orgId)!
+      : {
+          fingerprints: pairsDigest(files.map((i) => [listed[i]!.rel, same[i]!] as const)),
+          content: pairsDigest(files.map((i) => [listed[i]!.rel, previous!.identity(listed[i]!.rel)!.sha256] as const)),
+        };
+    if (!previous!.kept!(orgId, listing.content)) continue;
     kept.add(orgId);
-    listings.set(orgId, { fingerprints, content });
+    listings.set(orgId, listing);
     reused += files.length;
     if (asRecorded.has(orgId)) continue;
     for (const i of files) if (same[i] !== previous!.identity(listed[i]!.rel)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
