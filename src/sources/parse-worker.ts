@@ -1,8 +1,21 @@
-/** A parse worker (see parse-pool.ts): parses each batch of files it is sent. */
+/**
+ * A worker of the pool (parse-pool.ts): parses or hashes each batch of files
+ * it is sent, answering in the order asked. The parser (YAML readers, the
+ * markdown lexer) loads with the first batch to parse: a worker that only
+ * hashes never waits for it.
+ */
 import { parentPort } from "node:worker_threads";
-import type { ParseTask } from "./parse-pool.js";
-import { parseFiles } from "./parse-files.js";
+import type { PoolTask } from "./parse-pool.js";
+import { readIdentities } from "./read-text.js";
 
-parentPort?.on("message", (task: ParseTask) => {
-  parentPort?.postMessage(parseFiles(task.contentDir, task.realRoot, task.rels));
+let answered: Promise<unknown> = Promise.resolve();
+
+async function answer(task: PoolTask): Promise<unknown> {
+  if (task.kind === "hash") return readIdentities(task.realRoot, task.contentDir, task.rels);
+  const { parseFiles } = await import("./parse-files.js");
+  return parseFiles(task.contentDir, task.realRoot, task.rels);
+}
+
+parentPort?.on("message", (task: PoolTask) => {
+  answered = answered.then(async () => parentPort?.postMessage(await answer(task)));
 });

@@ -18,8 +18,8 @@ import { EDGE_FILE_LIMIT, postFileWarning } from "../model/edge-file-limit.js";
 import type { Post, PostRecord, UnchangedPost } from "../model/snapshot.js";
 import { splitFrontMatter } from "./split-front-matter.js";
 import { listPosts } from "./list-posts.js";
-import { readIdentity, readText, type Opened } from "./read-text.js";
-import { parseInParallel } from "./parse-pool.js";
+import { readText, type Opened } from "./read-text.js";
+import { hashInParallel, parseInParallel } from "./parse-pool.js";
 import { listingOf, orgOfPost, pairsDigest, type PostsListing } from "./posts-listing.js";
 
 /** Bodies kept in memory, in UTF-16 code units (about twice as many bytes). */
@@ -95,7 +95,6 @@ export async function readPosts(
   const listed = listing.files;
 
   let reused = 0;
-  const realDirs = new Map<string, string>();
   const previous = options.previous;
   const orgs = listed.map((entry) => orgOfPost(entry.rel));
   const orgOf = (i: number) => orgs[i]!;
@@ -114,15 +113,21 @@ export async function readPosts(
     if (recorded && recorded.fingerprints === pairsDigest(files.map((i) => [listed[i]!.rel, walked[i]!] as const))) asRecorded.add(orgId);
   }
   // The fingerprint each file has now, when its bytes are those of its stored record.
+  const toHash: number[] = [];
   const same: (string | undefined)[] = listed.map((entry, i) => {
     if (asRecorded.has(orgOf(i))) return walked[i];
     const stored = previous?.identity(entry.rel);
     if (!stored) return undefined;
     if (stored.fingerprint === walked[i]) return walked[i];
-    // A post is its bytes: a file copied anew (a fresh checkout, an editor's
-    // save of the same text) is read and hashed, and parsed only if they differ.
-    const now = openedNow(contentDir, realRoot, entry.rel, realDirs);
-    return now?.sha256 === stored.sha256 ? now.fingerprint : undefined;
+    toHash.push(i);
+    return undefined;
+  });
+  // A post is its bytes: a file copied anew (a fresh checkout, an editor's
+  // save of the same text) is read and hashed, and parsed only if they differ.
+  const hashed = await hashInParallel(contentDir, realRoot, toHash.map((i) => listed[i]!.rel));
+  toHash.forEach((i, n) => {
+    const now = hashed[n];
+    if (now?.sha256 === previous!.identity(listed[i]!.rel)!.sha256) same[i] = now.fingerprint;
   });
   const kept = new Set<string>();
   const listings = new Map<string, PostsListing>();
@@ -191,16 +196,6 @@ export async function readPosts(
   const warnings = [...listing.warnings];
   for (const file of listed) if (file.size > EDGE_FILE_LIMIT) warnings.push(postFileWarning(file.rel, file.size));
   return { byOrg, kept, listings, refreshed, problems, warnings, files: listing.found, parsed, reused, threads };
-}
-
-/** A post file's identity as it is now, or null when it cannot be read (parsing then says why). */
-function openedNow(contentDir: string, realRoot: string, rel: string, realDirs: Map<string, string>): Omit<Opened, "text"> | null {
-  try {
-    return readIdentity(realRoot, contentDir, rel, realDirs);
-  } catch {
-    // Whatever it is, the parse that follows reads the file again and reports it as a problem.
-    return null;
-  }
 }
 
 /**

@@ -96,8 +96,23 @@ export function readText(realRoot: string, root: string, rel: string, realDirs: 
 // buffer per post made most of that build's garbage.
 const scratch = Buffer.allocUnsafe(1 << 16);
 
+/** A post file's fingerprint and the SHA-256 of its bytes. */
+export type Identity = Omit<Opened, "text">;
+
+/** Each file's identity, or null when it cannot be read (whatever the reason: parsing it reads it again and says why). */
+export function readIdentities(realRoot: string, root: string, rels: readonly string[]): (Identity | null)[] {
+  const realDirs = new Map<string, string>();
+  return rels.map((rel) => {
+    try {
+      return readIdentity(realRoot, root, rel, realDirs);
+    } catch {
+      return null;
+    }
+  });
+}
+
 /** A post file's identity and the SHA-256 of its bytes, without decoding them: whether it is the file a record was parsed from. */
-export function readIdentity(realRoot: string, root: string, rel: string, realDirs: Map<string, string>): Omit<Opened, "text"> {
+function readIdentity(realRoot: string, root: string, rel: string, realDirs: Map<string, string>): Identity {
   const fd = openInside(realRoot, path.join(root, rel), realDirs, rel);
   try {
     const info = fstatSync(fd);

@@ -63,9 +63,9 @@ vi.mock("../../src/sources/read-text.js", async (importOriginal) => {
       read.push(args[2]);
       return actual.readText(...args);
     },
-    readIdentity: (...args: Parameters<typeof actual.readIdentity>) => {
-      read.push(args[2]);
-      return actual.readIdentity(...args);
+    readIdentities: (...args: Parameters<typeof actual.readIdentities>) => {
+      read.push(...args[2]);
+      return actual.readIdentities(...args);
     },
   };
 });

@@ -1,4 +1,4 @@
-import { rm } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleCliWith, runBundle } from "../fixtures/cli.js";
@@ -6,6 +6,8 @@ import { type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.
 import { insertOrg, withDb } from "../fixtures/database.js";
 import { postMeta, writePost } from "../fixtures/posts.js";
 import { hashTree } from "../fixtures/tree.js";
+import { REPO_ROOT } from "../fixtures/repo.js";
+import { readIdentities } from "../../src/sources/read-text.js";
 
 describe("parsing posts in worker threads", () => {
   let fx: Fixture;
@@ -44,5 +46,53 @@ describe("parsing posts in worker threads", () => {
     expect(JSON.parse(fixedOne.stdout)).toMatchObject({ parseThreads: 1, postsParsed: 451 });
     expect(JSON.parse(fixedTwo.stdout)).toMatchObject({ parseThreads: 2, postsParsed: 451 });
     expect(await hashTree(path.join(fx.dir, "two"))).toBe(await hashTree(path.join(fx.dir, "one")));
+  });
+});
+
+describe("hashing posts in worker threads", () => {
+  let fx: Fixture;
+  let bundleDir: string;
+  beforeAll(async () => {
+    fx = await makeFixture();
+    await mkdir(path.join(fx.content, "acme"), { recursive: true });
+    for (let i = 0; i < 700; i++) await writeFile(path.join(fx.content, "acme", `p${i}.md`), `post ${i}\n`.repeat(i % 40));
+    await writeFile(path.join(fx.dir, "outside.md"), "not a post\n");
+    await symlink(path.join(fx.dir, "outside.md"), path.join(fx.content, "acme", "outside.md"));
+    const { build } = await import("esbuild");
+    // Beside node_modules, where the bundle's packages resolve.
+    bundleDir = await mkdtemp(path.join(REPO_ROOT, "node_modules", ".cache", "cdsnap-hash-"));
+    await build({
+      entryPoints: { pool: path.join(REPO_ROOT, "src/sources/parse-pool.ts"), "parse-worker": path.join(REPO_ROOT, "src/sources/parse-worker.ts") },
+      bundle: true,
+      platform: "node",
+      target: "node20",
+      format: "esm",
+      packages: "external",
+      outdir: bundleDir,
+      logLevel: "warning",
+      absWorkingDir: REPO_ROOT,
+    });
+  });
+  afterAll(async () => {
+    await removeDir(fx.dir);
+    await rm(bundleDir, { recursive: true, force: true });
+  });
+
+  it("a worker and this thread hash every file as one thread does, in order, with null where a file cannot be read", async () => {
+    const pool = (await import(path.join(bundleDir, "pool.js"))) as typeof import("../../src/sources/parse-pool.js");
+    const rels = [...Array.from({ length: 700 }, (_, i) => `acme/p${i}.md`), "acme/outside.md", "acme/gone.md"];
+    const realRoot = await realpath(fx.content);
+    const before = process.env.CDSNAP_PARSE_THREADS;
+    process.env.CDSNAP_PARSE_THREADS = "2";
+    try {
+      const shared = await pool.hashInParallel(fx.content, realRoot, rels, 1);
+      const alone = readIdentities(realRoot, fx.content, rels);
+      expect(shared).toEqual(alone);
+      expect(alone.slice(-2)).toEqual([null, null]);
+      expect(alone.filter((identity) => identity !== null)).toHaveLength(700);
+    } finally {
+      if (before === undefined) delete process.env.CDSNAP_PARSE_THREADS;
+      else process.env.CDSNAP_PARSE_THREADS = before;
+    }
   });
 });
