@@ -30,7 +30,7 @@ export interface PostsRead {
   byOrg: Map<string, Post[]>;
   /** Organizations whose posts are kept as they are (PreviousPosts.kept): none of them was parsed. */
   kept: Set<string>;
-  /** Each organization's posts as read (kept organizations too): what the state records for the next build's walk. */
+  /** Each organization's posts as read (kept organizations too), when a build reads them: what the state records for the next build's walk. */
   listings: Map<string, PostsListing>;
   /** Unchanged posts (of kept organizations, or planned from their head) whose file was copied anew with the same bytes, and their new fingerprint. */
   refreshed: [file: string, fingerprint: string][];
@@ -189,8 +189,9 @@ export async function readPosts(
     list.push(result);
     byOrg.set(orgId, list);
   });
-  // An organization with no folder has a listing too: none of its posts is recorded.
-  for (const orgId of new Set([...(previous?.candidates ?? []), ...byOrg.keys()])) {
+  // Only a build records them (it hands in what it recorded before, if only nothing). An
+  // organization with no folder has a listing too: none of its posts is recorded.
+  for (const orgId of previous ? new Set([...(previous.candidates ?? []), ...byOrg.keys()]) : []) {
     if (!kept.has(orgId)) listings.set(orgId, listingOf(byOrg.get(orgId) ?? []));
   }
   const warnings = [...listing.warnings];
