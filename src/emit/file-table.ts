@@ -72,10 +72,17 @@ export function storedFiles(file: string): StoredFiles {
   const lookups = new Map<string, number>();
   const keyOf = (orgId: string, part: OrgPart) => `${part}\u0000${orgId}`;
   const pages = new Map<string, Map<string, FileEntry>>();
+  // Asked of every file looked up: made once per organization.
+  const rangesOfPages = new Map<string, [string, string][]>();
+  const pageRangesOf = (orgId: string) => {
+    let ranges = rangesOfPages.get(orgId);
+    if (!ranges) rangesOfPages.set(orgId, (ranges = pageRanges(orgId)));
+    return ranges;
+  };
   const pagesOf = (orgId: string): Map<string, FileEntry> => {
     let entries = pages.get(orgId);
     if (!entries) {
-      const ranges = pageRanges(orgId);
+      const ranges = pageRangesOf(orgId);
       entries = whole ? new Map([...whole].filter(([rel]) => inRanges(rel, ranges))) : entriesIn(file, ranges);
       pages.set(orgId, entries);
     }
@@ -99,7 +106,7 @@ export function storedFiles(file: string): StoredFiles {
       const key = keyOf(orgId, part);
       const loaded = parts.get(key);
       if (loaded) return loaded.get(rel);
-      if (inRanges(rel, pageRanges(orgId))) return pagesOf(orgId).get(rel);
+      if (inRanges(rel, pageRangesOf(orgId))) return pagesOf(orgId).get(rel);
       if (looked.has(rel)) return looked.get(rel);
       const n = (lookups.get(key) ?? 0) + 1;
       lookups.set(key, n);
