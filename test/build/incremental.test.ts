@@ -25,6 +25,8 @@ function comparableState(out: string, gen: Generation) {
     files: [...state.files.all()].map(([rel, [sha, , , size]]) => [rel, sha, size]).sort(),
     pages: [...state.pages].sort(),
     orgs: [...state.orgs].sort(),
+    // What the next build's walk is compared with: a wrong listing would keep an organization whose posts changed.
+    listings: [...state.listings].sort(),
     posts: [...state.orgs.keys()].sort().map((orgId) => [orgId, [...state.headsOf(orgId)].sort().map(([file, head]) => [file, head, state.recordOf(file)])]),
     audit: [...state.auditOf(state.pages.keys())].sort(),
   };
