@@ -185,7 +185,9 @@ describe("dev --on-change", () => {
       expect((await patchJson(url, DESCRIPTION, DEMO_WRITE_KEY, { businessDescription: "From dev." })).status).toBe(200);
       const runs = await untilRecorded(hook.runs, 2);
       expect(runs[1]).toMatchObject({ event: "patch", orgs: ["demo"] });
-      expect(out).toMatch(/^on-change \(patch: 1 paths, 1 tags\) ran in \d+ ms$/m);
+      // Logged once the hook has exited, which is after it recorded its run: waited for, not assumed.
+      const logged = /^on-change \(patch: 1 paths, 1 tags\) ran in \d+ ms$/m;
+      expect(await pollUntil(async () => logged.test(out), 20_000), out).toBe(true);
     } finally {
       child.kill("SIGTERM");
       await exited;
