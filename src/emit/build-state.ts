@@ -118,7 +118,7 @@ export interface BuildState {
   orgs: Map<string, StoredOrg>;
   /** Each organization's posts as digests (a walk that gives the same fingerprints reads none of `identitiesOf`). */
   listings: Map<string, PostsListing>;
-  /** One organization's stored posts by file, read on the first call: their identity only. */
+  /** One organization's stored posts by file, read at each call (the caller keeps them while it needs them): their identity only. */
   identitiesOf: (orgId: string) => ReadonlyMap<string, StoredPost>;
   /** One organization's posts as unchanged ones, by file, read on the first call: their heads, none of their records. */
   headsOf: (orgId: string) => ReadonlyMap<string, UnchangedPost>;
@@ -279,12 +279,7 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
     for (const [orgId, fingerprints, content] of db.prepare("SELECT * FROM listings").raw().iterate() as Iterable<[string, string, string]>) {
       state.listings.set(orgId, { fingerprints, content });
     }
-    const identities = new Map<string, Map<string, StoredPost>>();
-    state.identitiesOf = (orgId) => {
-      let byFile = identities.get(orgId);
-      if (!byFile) identities.set(orgId, (byFile = readIdentities(file, orgId)));
-      return byFile;
-    };
+    state.identitiesOf = (orgId) => readIdentities(file, orgId);
     const byOrg = new Map<string, Map<string, UnchangedPost>>();
     state.headsOf = (orgId) => {
       let heads = byOrg.get(orgId);

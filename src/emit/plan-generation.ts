@@ -23,7 +23,7 @@ import type { PreviousPosts } from "../sources/read-posts.js";
 import { orgOfPost } from "../sources/posts-listing.js";
 import { admits, builtKeyOf, shownStatus, type OrgPlan } from "../render/render-org.js";
 import type { Publication } from "../model/shapes.js";
-import { readState, type BuildState, type FileEntry } from "./build-state.js";
+import { readState, type BuildState, type FileEntry, type StoredPost } from "./build-state.js";
 import { renderedBytes, sha256 } from "./file-bytes.js";
 import { listTree } from "./list-tree.js";
 import { liveGeneration, type Generation, type TreeStore } from "./tree-store.js";
@@ -54,10 +54,15 @@ export async function readPreviousBuild(store: TreeStore, options: { verify?: bo
 export function previousPosts(previous: PreviousBuild, codeVersion: string): Pick<PreviousPosts, "identity" | "listing" | "heads" | "record"> {
   const { state, trusted } = previous;
   const ours = (orgId: string) => trusted && state.orgs.get(orgId)?.code === codeVersion;
+  // Held by what readPosts is handed, not by the state: garbage once the posts are read (100k of them at 100k posts).
+  const identities = new Map<string, ReadonlyMap<string, StoredPost>>();
   return {
     identity: (rel) => {
       const orgId = orgOfPost(rel);
-      return ours(orgId) ? state.identitiesOf(orgId).get(rel) : undefined;
+      if (!ours(orgId)) return undefined;
+      let byFile = identities.get(orgId);
+      if (!byFile) identities.set(orgId, (byFile = state.identitiesOf(orgId)));
+      return byFile.get(rel);
     },
     listing: (orgId) => (ours(orgId) ? state.listings.get(orgId) : undefined),
     heads: (orgId) => (ours(orgId) ? state.headsOf(orgId) : new Map()),
