@@ -27,7 +27,7 @@ import { CdsnapError } from "../errors.js";
 import type { PostHead, PostRecord, UnchangedPost } from "../model/snapshot.js";
 import type { OrgCounts } from "../render/render-org.js";
 import { orgOfPost, type PostsListing } from "../sources/posts-listing.js";
-import { filesInMemory, generationFiles, sameEntry, storedFiles, type FileTable, type GenerationFiles, type StoredFiles } from "./file-table.js";
+import { filesInMemory, generationFiles, sameEntry, storedFiles, withDb, type FileTable, type GenerationFiles, type StoredFiles } from "./file-table.js";
 import type { Generation, TreeStore } from "./tree-store.js";
 
 /** A post a build parsed or read back whole, and what it made of it: the rows it records. */
@@ -366,8 +366,7 @@ function headOf(record: Omit<PostRecord, "body">): StoredHead {
 }
 
 function readHeads(file: string, orgId: string): Map<string, UnchangedPost> {
-  const db = openReadOnly(file);
-  try {
+  return withDb(file, (db) => {
     const heads = new Map<string, UnchangedPost>();
     const rows = db
       // The list item as the bytes it is stored as: a string of 100k of them would be decoded only to be encoded again.
@@ -378,40 +377,29 @@ function readHeads(file: string, orgId: string): Map<string, UnchangedPost> {
       heads.set(f, { file: f, ...(JSON.parse(head) as StoredHead), fingerprint, sha256, built: { category, summary } });
     }
     return heads;
-  } finally {
-    db.close();
-  }
+  });
 }
 
 function readIdentities(file: string, orgId: string): Map<string, StoredPost> {
-  const db = openReadOnly(file);
-  try {
+  return withDb(file, (db) => {
     const byFile = new Map<string, StoredPost>();
     const rows = db.prepare("SELECT file, fingerprint, sha256 FROM post_ids WHERE org_id = ?").raw().iterate(orgId) as Iterable<[string, string, string]>;
     for (const [f, fingerprint, sha256] of rows) byFile.set(f, { fingerprint, sha256 });
     return byFile;
-  } finally {
-    db.close();
-  }
+  });
 }
 
 function readChanges(file: string, visit: (rel: string, written: boolean) => void): void {
-  const db = openReadOnly(file);
-  try {
+  withDb(file, (db) => {
     for (const [rel, written] of db.prepare("SELECT rel, written FROM changes").raw().iterate() as Iterable<[string, number]>) visit(rel, written === 1);
-  } finally {
-    db.close();
-  }
+  });
 }
 
 function readRecord(file: string, rel: string): Omit<PostRecord, "body"> | undefined {
-  const db = openReadOnly(file);
-  try {
+  return withDb(file, (db) => {
     const row = db.prepare("SELECT fingerprint, sha256, record FROM post_ids JOIN posts USING (file) WHERE file = ?").raw().get(rel) as [string, string, string] | undefined;
     return row && { ...(JSON.parse(row[2]) as Omit<PostRecord, "body" | "fingerprint" | "sha256">), fingerprint: row[0], sha256: row[1] };
-  } finally {
-    db.close();
-  }
+  });
 }
 
 /**
@@ -419,17 +407,14 @@ function readRecord(file: string, rel: string): Omit<PostRecord, "body"> | undef
  * facts) once for each set of parameters.
  */
 function readFactsInto(file: string, sql: string, params: readonly (readonly string[])[], into: Map<string, AuditedFile>): void {
-  const db = openReadOnly(file);
-  try {
+  withDb(file, (db) => {
     const rows = db.prepare(sql).raw();
     for (const values of params) {
       for (const [rel, sha256, facts] of rows.iterate(...values) as Iterable<[string, string, string]>) {
         into.set(rel, { sha256, facts: JSON.parse(facts) as FileFacts });
       }
     }
-  } finally {
-    db.close();
-  }
+  });
 }
 
 /** The facts of these organizations' files: by key range, never the whole table ("/" + 1 is "0": a range holds exactly the paths under one folder). */
@@ -443,13 +428,10 @@ function readAuditAt(file: string, rels: readonly string[], into: Map<string, Au
 }
 
 function readExpected(file: string, orgId: string): OrgExpectation | undefined {
-  const db = openReadOnly(file);
-  try {
+  return withDb(file, (db) => {
     const row = db.prepare("SELECT expected FROM expectations WHERE org_id = ?").raw().get(orgId) as [string] | undefined;
     return row ? (JSON.parse(row[0]) as OrgExpectation) : undefined;
-  } finally {
-    db.close();
-  }
+  });
 }
 
 interface FileChanges {

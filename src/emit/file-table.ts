@@ -44,7 +44,8 @@ const LOOKUPS_BEFORE_PART = 64;
 
 type EntryRow = [rel: string, sha256: string, ino: number, mtimeMs: number, size: number];
 
-function withDb<T>(file: string, read: (db: Database.Database) => T): T {
+/** Reads a state file through a read-only connection of its own, closed once `read` returns. */
+export function withDb<T>(file: string, read: (db: Database.Database) => T): T {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
     return read(db);

@@ -104,21 +104,20 @@ export async function readPosts(
     if (list) list.push(i);
     else filesOf.set(orgOf(i), [i]);
   });
-  const walked = listed.map((entry) => entry.fingerprint);
   // Organizations whose every file has the fingerprint recorded: none of their stored identities is read.
   const asRecorded = new Set<string>();
   for (const orgId of new Set([...(previous?.candidates ?? []), ...filesOf.keys()])) {
     const recorded = previous?.listing?.(orgId);
     const files = filesOf.get(orgId) ?? [];
-    if (recorded && recorded.fingerprints === pairsDigest(files.map((i) => [listed[i]!.rel, walked[i]!] as const))) asRecorded.add(orgId);
+    if (recorded && recorded.fingerprints === pairsDigest(files.map((i) => [listed[i]!.rel, listed[i]!.fingerprint] as const))) asRecorded.add(orgId);
   }
   // The fingerprint each file has now, when its bytes are those of its stored record.
   const toHash: number[] = [];
   const same: (string | undefined)[] = listed.map((entry, i) => {
-    if (asRecorded.has(orgOf(i))) return walked[i];
+    if (asRecorded.has(orgOf(i))) return entry.fingerprint;
     const stored = previous?.identity(entry.rel);
     if (!stored) return undefined;
-    if (stored.fingerprint === walked[i]) return walked[i];
+    if (stored.fingerprint === entry.fingerprint) return entry.fingerprint;
     toHash.push(i);
     return undefined;
   });
