@@ -32,6 +32,7 @@ import type { AuditState, FileEntry, StoredOrg } from "./emit/build-state.js";
 import { generationFiles } from "./emit/file-table.js";
 import { writeEdgeDocumentOf } from "./edge/publish-document.js";
 import {
+  editedInPlaceAt,
   keptPartsOf,
   needsRecordAt,
   planGeneration,
@@ -158,7 +159,18 @@ async function loadValidSources(input: BuildInput, previous: PreviousBuild) {
     return found;
   };
   const sources = await loadSources(
-    { db: options.db, content: options.content, orgs: input.orgIds, previous: { ...previousPosts(previous, CODE_VERSION), kept, needsRecord: needsRecordAt(input.now, input.publication) }, bodyBudget: options.bodyBudget },
+    {
+      db: options.db,
+      content: options.content,
+      orgs: input.orgIds,
+      previous: {
+        ...previousPosts(previous, CODE_VERSION),
+        kept,
+        needsRecord: needsRecordAt(input.now, input.publication),
+        inPlace: editedInPlaceAt(previous, { codeVersion: CODE_VERSION, pageSize: input.pageSize }, input.now, input.publication),
+      },
+      bodyBudget: options.bodyBudget,
+    },
     (db) => {
       const secrets = readSecrets(db);
       // Started now: the key derivation runs on the thread pool while the posts are read.
@@ -192,7 +204,8 @@ function planBuild(input: BuildInput, previous: PreviousBuild, sources: Sources)
   const { snapshot, posts, secrets, rowsKept } = sources;
   const { state } = previous;
   const planned = snapshot.orgs;
-  const partsOf = (orgId: string) => ({ rows: rowsKept.has(orgId), posts: posts.kept.has(orgId) });
+  // Posts edited in place keep their part as it is but for their own files.
+  const partsOf = (orgId: string) => ({ rows: rowsKept.has(orgId), posts: posts.kept.has(orgId) || posts.inPlace.has(orgId) });
   const orgPlans = planned.map((org) => {
     const parts = partsOf(org.id);
     const stored = state.orgs.get(org.id);
@@ -205,7 +218,7 @@ function planBuild(input: BuildInput, previous: PreviousBuild, sources: Sources)
     const parts = partsOf(orgId);
     if (!parts.rows && !parts.posts) return {};
     const recorded = state.expectedOf(orgId)!;
-    return parts.rows ? { blocks: recorded.blocks } : { posts: recorded.posts };
+    return { ...(parts.rows ? { blocks: recorded.blocks } : {}), ...(parts.posts ? { posts: recorded.posts } : {}) };
   };
   const buildAudit = createBuildAudit(
     { orgs: planned, rowIds: snapshot.rowIds, kept: keptExpectation },
@@ -221,8 +234,7 @@ function planBuild(input: BuildInput, previous: PreviousBuild, sources: Sources)
     planned.map((org) => {
       const rows = rowsOf.get(org.id)!;
       const { content } = posts.listings.get(org.id)!;
-      const postsDigest = partsOf(org.id).posts ? state.orgs.get(org.id)!.postsDigest : postsDigestOf(CODE_VERSION, input.pageSize, rows, content);
-      return [org.id, { rowsDigest: rowsDigestOf(CODE_VERSION, rows), postsDigest }];
+      return [org.id, { rowsDigest: rowsDigestOf(CODE_VERSION, rows), postsDigest: postsDigestOf(CODE_VERSION, input.pageSize, rows, content) }];
     }),
   );
   return { orgPlans, generation, audit: buildAudit, digests };
@@ -242,7 +254,9 @@ function storedOrgs(previous: PreviousBuild, plan: BuildPlan, written: WriteResu
   for (const orgPlan of plan.orgPlans) {
     const { orgId, kept } = orgPlan;
     const stats = written.perOrg.get(orgId) ?? { written: 0, unchanged: 0, removed: 0 };
-    const keptOversize = kept.rows || kept.posts ? (previous.state.orgs.get(orgId)?.oversize ?? []).filter((o) => kept[partOfFile(o.rel)]) : [];
+    // Of a kept part, but the files of posts edited in place: those were measured again.
+    const edited = new Set(orgPlan.posts.map((post) => post.file));
+    const keptOversize = kept.rows || kept.posts ? (previous.state.orgs.get(orgId)?.oversize ?? []).filter((o) => kept[partOfFile(o.rel)] && !(o.post !== undefined && edited.has(o.post))) : [];
     rows.set(orgId, {
       ...plan.digests.get(orgId)!,
       code: CODE_VERSION,

@@ -141,6 +141,8 @@ export async function auditByDifference(orgId: string, input: DifferenceInput): 
       }
       for (const [id, item] of was) if (!after.has(id)) scope.add(id, item.slug);
     }
+    // The recorded expectations themselves (a part the build kept): nothing differs.
+    if (expectationsOf(noun, exp, before).length === 1) continue;
     const now = expectationOf(noun === "block" ? exp.blocks : exp.posts);
     const then = expectationOf(noun === "block" ? before.blocks : before.posts);
     for (const [id, state] of now) if (then.get(id) !== state) scope.add(id, slugIn(state), slugIn(then.get(id)));
@@ -157,7 +159,7 @@ export async function auditByDifference(orgId: string, input: DifferenceInput): 
       for (const [rel, facts] of factsOf(rels)) itemFacts.set(rel, facts);
       for (const facts of itemFacts.values()) if (facts.item && nounOf(facts.route) === noun) scope.pair(facts.item);
       for (const item of orgFiles.get(fileOf({ kind: LISTS[noun], orgId } as Route))?.items ?? []) scope.pair(item);
-      for (const expectation of noun === "block" ? [exp.blocks, before.blocks] : [exp.posts, before.posts]) {
+      for (const expectation of expectationsOf(noun, exp, before)) {
         for (const item of [...(expectation?.published ?? []), ...(expectation?.hidden ?? [])]) scope.pair(item);
       }
     }
@@ -212,6 +214,12 @@ function pagesInScope(
     }
   }
   return factsOf([...rels]);
+}
+
+/** What the sources publish of a noun now and did before; one when the build kept the recorded one. */
+function expectationsOf(noun: Noun, exp: OrgExpectation, before: OrgExpectation): (ItemExpectation | null)[] {
+  const sides = noun === "block" ? [exp.blocks, before.blocks] : [exp.posts, before.posts];
+  return sides[0] === sides[1] ? [sides[0]!] : sides;
 }
 
 /** Each item's expectation as one comparable string: published or its hidden state, and its slug. */

@@ -122,6 +122,8 @@ export interface BuildState {
   identitiesOf: (orgId: string) => ReadonlyMap<string, StoredPost>;
   /** One organization's posts as unchanged ones, by file, read on the first call: their heads, none of their records. */
   headsOf: (orgId: string) => ReadonlyMap<string, UnchangedPost>;
+  /** The heads of some of an organization's posts, read at each call: those of posts edited in place. */
+  headsAt: (orgId: string, files: readonly string[]) => ReadonlyMap<string, UnchangedPost>;
   /** A post's whole record, without its body. */
   recordOf: (file: string) => Omit<PostRecord, "body"> | undefined;
   /** The tree files of the generation, read as they are asked for. */
@@ -146,6 +148,7 @@ export const emptyState = (): BuildState => ({
   listings: new Map(),
   identitiesOf: () => new Map(),
   headsOf: () => new Map(),
+  headsAt: () => new Map(),
   recordOf: () => undefined,
   files: filesInMemory(new Map()),
   audited: null,
@@ -168,6 +171,8 @@ export interface NextState {
   pageSize: number;
   orgs: Map<string, StoredOrg>;
   posts: Map<string, Map<string, BuiltPost | null>>;
+  /** The posts edited in place, by organization (its other posts stand as recorded): their rows are written. */
+  edited: Map<string, Map<string, BuiltPost>>;
   /** The posts as read of the organizations planned and kept (an `--org` build's only). */
   listings: ReadonlyMap<string, PostsListing>;
   /** Posts of kept organizations whose files were copied anew with the same bytes: their new fingerprint. */
@@ -181,7 +186,7 @@ export interface NextState {
  * organizations, posts of the others read again, and what the sources now
  * publish of the planned ones (no byte changed, so the live tree holds it).
  */
-export type KeptState = Pick<NextState, "orgs" | "posts" | "listings" | "refreshed"> & { expected: ReadonlyMap<string, OrgExpectation> };
+export type KeptState = Pick<NextState, "orgs" | "posts" | "edited" | "listings" | "refreshed"> & { expected: ReadonlyMap<string, OrgExpectation> };
 
 const STATE_FILE = "state.sqlite";
 /** Bumped whenever a table or a stored JSON shape changes: an older file then reads as empty. */
@@ -286,6 +291,7 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
       if (!heads) byOrg.set(orgId, (heads = readHeads(file, orgId)));
       return heads;
     };
+    state.headsAt = (orgId, files) => readHeads(file, orgId, files);
     state.recordOf = (rel) => readRecord(file, rel);
     state.files = storedFiles(file);
     const salt = meta.get("audit_salt");
@@ -365,14 +371,15 @@ function headOf(record: Omit<PostRecord, "body">): StoredHead {
   return head;
 }
 
-function readHeads(file: string, orgId: string): Map<string, UnchangedPost> {
+/** An organization's heads: all of them, or those of `files`. */
+function readHeads(file: string, orgId: string, files?: readonly string[]): Map<string, UnchangedPost> {
   return withDb(file, (db) => {
     const heads = new Map<string, UnchangedPost>();
-    const rows = db
-      // The list item as the bytes it is stored as: a string of 100k of them would be decoded only to be encoded again.
-      .prepare("SELECT file, fingerprint, sha256, head, category, CAST(summary AS BLOB) FROM heads JOIN post_ids USING (org_id, file) WHERE org_id = ?")
-      .raw()
-      .iterate(orgId) as Iterable<[string, string, string, string, string, Buffer | null]>;
+    // The list item as the bytes it is stored as: a string of 100k of them would be decoded only to be encoded again.
+    const sql = "SELECT file, fingerprint, sha256, head, category, CAST(summary AS BLOB) FROM heads JOIN post_ids USING (org_id, file) WHERE org_id = ?";
+    const all = db.prepare(sql).raw();
+    const one = db.prepare(`${sql} AND file = ?`).raw();
+    const rows = (files === undefined ? all.iterate(orgId) : files.flatMap((f) => one.all(orgId, f))) as Iterable<[string, string, string, string, string, Buffer | null]>;
     for (const [f, fingerprint, sha256, head, category, summary] of rows) {
       heads.set(f, { file: f, ...(JSON.parse(head) as StoredHead), fingerprint, sha256, built: { category, summary } });
     }
@@ -524,10 +531,10 @@ export const sameListing = (a: PostsListing, b: PostsListing | undefined): boole
 
 /**
  * The rows of the planned organizations (their digest and figures when they
- * differ, their built posts), the new fingerprints of unchanged posts, the
+ * differ, their built posts and those edited in place), the new fingerprints of unchanged posts, the
  * listings that differ, and no rows of posts or organizations gone.
  */
-function writeOrgRows(db: Database.Database, next: Pick<NextState, "orgs" | "posts" | "listings" | "refreshed"> & { dropped?: readonly string[] }, previous: BuildState): void {
+function writeOrgRows(db: Database.Database, next: Pick<NextState, "orgs" | "posts" | "edited" | "listings" | "refreshed"> & { dropped?: readonly string[] }, previous: BuildState): void {
   const putOrg = db.prepare("INSERT OR REPLACE INTO orgs VALUES (?, ?, ?, ?, ?)");
   const putId = db.prepare("INSERT OR REPLACE INTO post_ids VALUES (?, ?, ?, ?)");
   const putPost = db.prepare("INSERT OR REPLACE INTO posts VALUES (?, ?)");
@@ -540,7 +547,7 @@ function writeOrgRows(db: Database.Database, next: Pick<NextState, "orgs" | "pos
     const same = stored?.rowsDigest === rowsDigest && stored.postsDigest === postsDigest && stored.code === code;
     if (!same || JSON.stringify(report) !== JSON.stringify(withoutKeys(stored))) putOrg.run(orgId, rowsDigest, postsDigest, code, JSON.stringify(report));
   }
-  for (const [orgId, byFile] of next.posts) {
+  for (const [orgId, byFile] of [...next.posts, ...next.edited]) {
     for (const [f, post] of byFile) {
       if (post === null) continue;
       const { fingerprint, sha256, ...record } = post.record;
@@ -629,7 +636,11 @@ function writeAuditRows(db: Database.Database, next: NextState, previous: BuildS
 function writeExpectations(db: Database.Database, expected: ReadonlyMap<string, OrgExpectation>, previous: BuildState, whole: boolean): void {
   const putExpected = db.prepare("INSERT OR REPLACE INTO expectations VALUES (?, ?)");
   for (const [orgId, expectation] of expected) {
+    const recorded = whole ? undefined : previous.expectedOf(orgId);
+    // A kept part's expectations are the recorded objects: only the rest is compared.
+    const kept = recorded !== undefined && expectation.posts === recorded.posts && expectation.blocks === recorded.blocks;
+    if (kept && JSON.stringify([expectation.orgId, expectation.categoryIds]) === JSON.stringify([recorded.orgId, recorded.categoryIds])) continue;
     const json = JSON.stringify(expectation);
-    if (whole || JSON.stringify(previous.expectedOf(orgId)) !== json) putExpected.run(orgId, json);
+    if (whole || JSON.stringify(recorded) !== json) putExpected.run(orgId, json);
   }
 }

@@ -19,9 +19,9 @@ import type { OrgRows } from "../db/read-snapshot.js";
 import { isUnchanged, type PostHead, type PostRecord, type UnchangedPost } from "../model/snapshot.js";
 import { canonicalJson } from "../render/canonical-json.js";
 import { stateOf } from "../render/contents.js";
-import type { PreviousPosts } from "../sources/read-posts.js";
+import type { PostEdit, PreviousPosts } from "../sources/read-posts.js";
 import { orgOfPost } from "../sources/posts-listing.js";
-import { admits, builtKeyOf, shownStatus, type OrgPlan } from "../render/render-org.js";
+import { admits, builtKeyOf, shownStatus, summaryBytes, type OrgPlan } from "../render/render-org.js";
 import type { Publication } from "../model/shapes.js";
 import { readState, type BuildState, type FileEntry, type StoredPost } from "./build-state.js";
 import { renderedBytes, sha256 } from "./file-bytes.js";
@@ -51,21 +51,22 @@ export async function readPreviousBuild(store: TreeStore, options: { verify?: bo
  * code, under a trusted state only (an unchanged post's files are taken to be
  * in the live tree as its build left them), read one organization at a time.
  */
-export function previousPosts(previous: PreviousBuild, codeVersion: string): Pick<PreviousPosts, "identity" | "listing" | "heads" | "record"> {
+export function previousPosts(previous: PreviousBuild, codeVersion: string): Pick<PreviousPosts, "identity" | "listing" | "heads" | "headsAt" | "postCount" | "record"> {
   const { state, trusted } = previous;
   const ours = (orgId: string) => trusted && state.orgs.get(orgId)?.code === codeVersion;
   // Held by what readPosts is handed, not by the state: garbage once the posts are read (100k of them at 100k posts).
   const identities = new Map<string, ReadonlyMap<string, StoredPost>>();
+  const identitiesOf = (orgId: string) => {
+    let byFile = identities.get(orgId);
+    if (!byFile) identities.set(orgId, (byFile = state.identitiesOf(orgId)));
+    return byFile;
+  };
   return {
-    identity: (rel) => {
-      const orgId = orgOfPost(rel);
-      if (!ours(orgId)) return undefined;
-      let byFile = identities.get(orgId);
-      if (!byFile) identities.set(orgId, (byFile = state.identitiesOf(orgId)));
-      return byFile.get(rel);
-    },
+    identity: (rel) => (ours(orgOfPost(rel)) ? identitiesOf(orgOfPost(rel)).get(rel) : undefined),
+    postCount: (orgId) => (ours(orgId) ? identitiesOf(orgId).size : 0),
     listing: (orgId) => (ours(orgId) ? state.listings.get(orgId) : undefined),
     heads: (orgId) => (ours(orgId) ? state.headsOf(orgId) : new Map()),
+    headsAt: (orgId, rels) => (ours(orgId) ? state.headsAt(orgId, rels) : new Map()),
     record: (rel) => state.recordOf(rel),
   };
 }
@@ -88,6 +89,42 @@ export function needsRecordAt(now: number, publication: Publication): (rows: Org
     }
     if (builtKeyOf(post, categories, shownStatus(publication, post, now)) !== post.built.category) return true;
     return admits(publication, stateOf(post, now)) && post.built.summary === null;
+  };
+}
+
+/**
+ * Whether every edited post of an organization keeps its place, so the build
+ * renders only its files and the organization's other posts, lists and pages
+ * stand as the live tree has them: the posts part was made by this code, page
+ * size and categories (its recorded digest, over the recorded bytes), no
+ * scheduled post is due, and each edited post has the id, slug, status,
+ * publish instant, category and list item (its bytes, or none) it was built
+ * with. Its figures and the audit's expectations of its posts are then the
+ * recorded ones.
+ */
+export function editedInPlaceAt(
+  previous: PreviousBuild,
+  { codeVersion, pageSize }: { codeVersion: string; pageSize: number },
+  now: number,
+  publication: Publication,
+): (rows: OrgRows, edits: readonly PostEdit[]) => boolean {
+  const { state, trusted } = previous;
+  return (rows, edits) => {
+    const stored = state.orgs.get(rows.id);
+    const recorded = state.listings.get(rows.id);
+    if (!trusted || !stored || !recorded || stored.code !== codeVersion || !state.expectedOf(rows.id)?.posts) return false;
+    if (stored.nextPublishAt !== null && Date.parse(stored.nextPublishAt) <= now) return false;
+    if (stored.postsDigest !== postsDigestOf(codeVersion, pageSize, rows, recorded.content)) return false;
+    // Rows as stored: the digest above says they are the ones the last build validated.
+    const categories = new Map(rows.categories.map((c) => [String(c.slug), { slug: String(c.slug), value: String(c.value) }]));
+    return edits.every(({ before, after }) => {
+      const same = (key: "id" | "slug" | "status" | "category") => before.meta[key] === after.meta[key];
+      if (!same("id") || !same("slug") || !same("status") || !same("category") || before.publish.instant !== after.publish.instant) return false;
+      const status = shownStatus(publication, after, now);
+      if (builtKeyOf(after, categories, status) !== before.built.category) return false;
+      if (!admits(publication, stateOf(after, now))) return before.built.summary === null;
+      return before.built.summary !== null && before.built.summary.equals(summaryBytes(after, categories, status));
+    });
   };
 }
 
@@ -160,6 +197,8 @@ export interface GenerationPlan {
   previous: PreviousBuild;
   /** The organizations whose posts part is planned: their posts are the ones now held. */
   postsPlanned: OrgPlan[];
+  /** The planned organizations whose posts part is kept: the posts now held of one are those edited in place. */
+  postsKept: OrgPlan[];
   outputs: Output[];
   jobs: PostJob[];
   /** Files of the live generation that the next one does not have. */
@@ -253,8 +292,7 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
         unchanged: liveEntry(rel)?.[0] === hash,
       });
     }
-    // A kept posts part has no post to plan.
-    if (plan.kept.posts) continue;
+    // A kept posts part has no post to plan but those edited in place.
     for (const post of plan.posts) {
       if (isUnchanged(post)) {
         if (!trusted) throw new Error(`${post.file} was planned unchanged without a trusted build state`);
@@ -275,8 +313,9 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
     [...pages].some(([orgId, json]) => state.pages.get(orgId) !== sha256(json)) ||
     [...state.pages.keys()].some((orgId) => !pages.has(orgId) && !keepsPages(orgId));
   const postsPlanned = plans.filter((p) => !p.kept.posts);
+  const postsKept = plans.filter((p) => p.kept.posts);
   const keptOrgs = liveOrgs.filter(keeps);
-  return { previous, postsPlanned, outputs, jobs, removed, carried, keptFiles, keptOrgs, pages, pagesChanged, keeps, keepsPages, liveEntry, codeVersion: options.codeVersion, pageSize: options.pageSize };
+  return { previous, postsPlanned, postsKept, outputs, jobs, removed, carried, keptFiles, keptOrgs, pages, pagesChanged, keeps, keepsPages, liveEntry, codeVersion: options.codeVersion, pageSize: options.pageSize };
 }
 
 interface Gone {
@@ -307,12 +346,14 @@ function goneFromTrusted(
     if (!owners.has(rel)) removed.push(rel);
   };
   const planned = new Map(plans.map((p) => [p.orgId, p]));
+  const rendered = new Map(plans.map((p) => [p.orgId, p.posts.filter((post) => !reused.has(post.file)).length * POST_FILES]));
   for (const orgId of liveOrgs) if (!planned.has(orgId) && !keeps(orgId)) for (const rel of state.files.of(orgId).keys()) removed.push(rel);
   for (const { orgId, kept } of plans) {
     let count = 0;
     if (kept.rows) count += state.files.count(orgId, "rows");
     else for (const rel of state.files.of(orgId, "rows").keys()) goesUnlessClaimed(rel);
-    if (kept.posts) count += state.files.count(orgId, "posts");
+    // Of a kept posts part, the files of the posts edited in place are rendered again.
+    if (kept.posts) count += state.files.count(orgId, "posts") - rendered.get(orgId)!;
     else {
       goesUnlessClaimed(fileOf({ kind: POSTS_LIST, orgId } as Route));
       for (const rel of state.files.pagesOf(orgId).keys()) goesUnlessClaimed(rel);

@@ -4,8 +4,8 @@
  * and removes generations older than the one it replaced.
  */
 import type { OrgExpectation } from "../audit/audit-inputs.js";
-import { isUnchanged, type Post } from "../model/snapshot.js";
-import { builtKeyOf } from "../render/render-org.js";
+import { isUnchanged, type Post, type PostRecord } from "../model/snapshot.js";
+import { builtKeyOf, type OrgPlan } from "../render/render-org.js";
 import { refreshState, sameListing, writeState, type AuditState, type BuiltPost, type NextState, type StoredOrg } from "./build-state.js";
 import type { PostsListing } from "../sources/posts-listing.js";
 import { sha256 } from "./file-bytes.js";
@@ -30,23 +30,26 @@ export interface KeptSources {
 /**
  * Every post of the organizations whose posts were planned: one parsed or read
  * whole with the category it was rendered with and its list item (when
- * published), an unchanged one as null (its rows stand).
+ * published), an unchanged one as null (its rows stand). And apart, the posts
+ * edited in place of the organizations whose posts part was kept.
  */
-function nextPosts(plan: GenerationPlan, records: ReadonlyMap<string, readonly Post[]>): NextState["posts"] {
+function nextPosts(plan: GenerationPlan, records: ReadonlyMap<string, readonly Post[]>): Pick<NextState, "posts" | "edited"> {
+  const built = ({ categories, summaries, shows }: OrgPlan, post: PostRecord): BuiltPost => {
+    const { body: _body, ...record } = post;
+    return { record, built: { category: builtKeyOf(post, categories, shows(post)), summary: summaries.get(post.file) ?? null } };
+  };
   const posts: NextState["posts"] = new Map();
-  for (const { orgId, categories, summaries, shows } of plan.postsPlanned) {
+  for (const orgPlan of plan.postsPlanned) {
     const byFile = new Map<string, BuiltPost | null>();
-    posts.set(orgId, byFile);
-    for (const post of records.get(orgId) ?? []) {
-      if (isUnchanged(post)) {
-        byFile.set(post.file, null);
-        continue;
-      }
-      const { body: _body, ...record } = post;
-      byFile.set(post.file, { record, built: { category: builtKeyOf(post, categories, shows(post)), summary: summaries.get(post.file) ?? null } });
-    }
+    posts.set(orgPlan.orgId, byFile);
+    for (const post of records.get(orgPlan.orgId) ?? []) byFile.set(post.file, isUnchanged(post) ? null : built(orgPlan, post));
   }
-  return posts;
+  const edited: NextState["edited"] = new Map();
+  for (const orgPlan of plan.postsKept) {
+    const inPlace = (records.get(orgPlan.orgId) ?? []).filter((post): post is PostRecord => !isUnchanged(post));
+    if (inPlace.length > 0) edited.set(orgPlan.orgId, new Map(inPlace.map((post) => [post.file, built(orgPlan, post)])));
+  }
+  return { posts, edited };
 }
 
 /** Organizations of the live generation neither planned nor kept: gone from the database. */
@@ -66,7 +69,7 @@ function nextState(plan: GenerationPlan, written: WrittenGeneration, kept: KeptS
   const pages = new Map<string, string>();
   for (const [orgId, json] of plan.pages) pages.set(orgId, sha256(json));
   for (const [orgId, hash] of state.pages) if (plan.keepsPages(orgId)) pages.set(orgId, hash);
-  return { base, changes: written.replay, files: written.files, pages, pageSize: plan.pageSize, orgs, posts: nextPosts(plan, records), listings, refreshed, dropped: droppedOrgs(plan), audit };
+  return { base, changes: written.replay, files: written.files, pages, pageSize: plan.pageSize, orgs, ...nextPosts(plan, records), listings, refreshed, dropped: droppedOrgs(plan), audit };
 }
 
 /**
@@ -79,7 +82,7 @@ export function keepLive(store: TreeStore, plan: GenerationPlan, kept: KeptSourc
   const { trusted, state } = plan.previous;
   const listed = [...listings].some(([orgId, listing]) => !sameListing(listing, state.listings.get(orgId)));
   if (!trusted || (orgs.size === 0 && refreshed.length === 0 && !listed)) return;
-  refreshState(store, state, { orgs, posts: nextPosts(plan, records), listings, refreshed, expected });
+  refreshState(store, state, { orgs, ...nextPosts(plan, records), listings, refreshed, expected });
 }
 
 /** Publishes `written`, and records what the next build reuses. */

@@ -41,7 +41,10 @@ function referencesOf(post: PostRecord): Reference[] | null {
 
 const orDefault = (value: string | undefined, fallback: string) => (isBlank(value) ? fallback : value);
 
-function summaryFields(post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>) {
+/** What a post shows of its category: its name and slug. */
+export type CategoryNames = ReadonlyMap<string, Pick<CategoryRecord, "slug" | "value">>;
+
+function summaryFields(post: PostRecord, categories: CategoryNames) {
   const meta = post.meta;
   const category = meta.category === undefined ? undefined : categories.get(meta.category);
   return {
@@ -66,7 +69,7 @@ function summaryFields(post: PostRecord, categories: ReadonlyMap<string, Categor
  * The list item of a post: everything but the body, so it needs no body in
  * memory. With a `status`, the preview tree's item, which carries it.
  */
-export function renderSummary(post: PostRecord, categories: ReadonlyMap<string, CategoryRecord>, status?: PreviewStatus): ContentSummary {
+export function renderSummary(post: PostRecord, categories: CategoryNames, status?: PreviewStatus): ContentSummary {
   const fields = summaryFields(post, categories);
   return status === undefined ? contentSummarySchema.parse(fields) : previewContentSummarySchema.parse({ ...fields, status });
 }

@@ -19,6 +19,7 @@ import {
   renderSummary,
   sortNewestFirst,
   stateOf,
+  type CategoryNames,
   type PostState,
 } from "./contents.js";
 import { renderOrganization } from "./organization.js";
@@ -139,7 +140,7 @@ export function planOrg(
   const categories = categoriesBySlug(org);
   const shows = (post: PostHead) => shownStatus(publication, post, now);
   const rows = kept?.rows ? keptRows(kept) : planRows(org);
-  const postsPart = kept?.posts ? keptPosts(kept) : planPosts(org, posts, now, categories, { pageSize, publication, shows });
+  const postsPart = kept?.posts ? keptPosts(kept, posts, now, categories, { publication, shows }) : planPosts(org, posts, now, categories, { pageSize, publication, shows });
   return {
     orgId: org.id,
     files: [...rows.files, ...postsPart.files],
@@ -178,13 +179,38 @@ const keptRows = ({ counts }: KeptParts) => ({
   counts: { blocksPublished: counts.blocksPublished, blocksUnpublished: counts.blocksUnpublished },
 });
 
-const keptPosts = ({ counts, nextPublishAt }: KeptParts) => ({
-  files: [],
-  posts: [],
-  summaries: new Map<string, Buffer>(),
-  counts: { postsPublished: counts.postsPublished, postsDraft: counts.postsDraft, postsArchived: counts.postsArchived, postsScheduled: counts.postsScheduled },
-  nextPublishAt,
-});
+/**
+ * A kept posts part: its lists, pages and figures are the last build's. The
+ * posts handed in are those edited in place (emit/plan-generation.ts
+ * editedInPlaceAt): each keeps its place and list item, and the listed ones
+ * have their own files rendered again.
+ */
+function keptPosts(
+  { counts, nextPublishAt }: KeptParts,
+  edited: readonly Post[],
+  now: number,
+  categories: ReadonlyMap<string, CategoryRecord>,
+  { publication, shows }: { publication: Publication; shows: (post: PostHead) => PreviewStatus | undefined },
+) {
+  const listed = edited.filter((post) => admits(publication, stateOf(post, now)));
+  const summaries = new Map<string, Buffer>();
+  for (const post of listed) {
+    if (isUnchanged(post)) throw new Error(`${post.file} was handed in as edited in place but is unchanged`);
+    summaries.set(post.file, summaryBytes(post, categories, shows(post)));
+  }
+  return {
+    files: [],
+    posts: listed,
+    summaries,
+    counts: { postsPublished: counts.postsPublished, postsDraft: counts.postsDraft, postsArchived: counts.postsArchived, postsScheduled: counts.postsScheduled },
+    nextPublishAt,
+  };
+}
+
+/** A post's list item as canonical JSON in UTF-8: the bytes the list, its pages and the build state hold. */
+export function summaryBytes(post: PostRecord, categories: CategoryNames, status: PreviewStatus | undefined): Buffer {
+  return Buffer.from(canonicalJson(renderSummary(post, categories, status)), "utf8");
+}
 
 /**
  * The contents list and its pages, each category's pages, and the listed
@@ -219,7 +245,7 @@ function planPosts(
   // Bytes, not strings: an item serialized by concatenation is a rope of
   // small strings, several times its size, and a list of 100k of them is held
   // until the build ends.
-  const items = ordered.map((post) => (isUnchanged(post) ? builtSummary(post) : Buffer.from(canonicalJson(renderSummary(post, categories, shows(post))), "utf8")));
+  const items = ordered.map((post) => (isUnchanged(post) ? builtSummary(post) : summaryBytes(post, categories, shows(post))));
   // The canonical JSON of the list is its items' canonical JSON, joined: a
   // list of 10k posts is assembled, not serialized again (nor held whole as a string).
   const list = itemsBytes(items, "]}");

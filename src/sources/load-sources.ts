@@ -10,7 +10,7 @@ import { readSnapshotRows, validateSnapshot, type OrgRows, type SnapshotRead, ty
 import type { Problem, SourceWarning } from "../errors.js";
 import type { UnchangedPost } from "../model/snapshot.js";
 import { crossCheck } from "./cross-check.js";
-import { readPosts, type PostsRead, type PreviousPosts } from "./read-posts.js";
+import { readPosts, type PostEdit, type PostsRead, type PreviousPosts } from "./read-posts.js";
 
 export interface LoadSourcesOptions {
   db: string;
@@ -19,7 +19,7 @@ export interface LoadSourcesOptions {
   /** Only these organizations, and only their content folders (D14). */
   orgs?: readonly string[];
   /** What the previous build recorded of the posts: a post is not parsed again while its file's bytes are the same. */
-  previous?: Omit<PreviousPosts, "kept" | "candidates" | "needsRecord"> & {
+  previous?: Omit<PreviousPosts, "kept" | "candidates" | "needsRecord" | "inPlace"> & {
     /**
      * The parts of an organization kept as the last build left them, given its
      * rows as stored and the digest of its posts' bytes when each has its
@@ -30,6 +30,8 @@ export interface LoadSourcesOptions {
     kept?: (rows: OrgRows, content: string | null) => { rows: boolean; posts: boolean };
     /** Whether an unchanged post of the organization with these rows is rendered again. */
     needsRecord?: (rows: OrgRows, post: UnchangedPost) => boolean;
+    /** Whether the edited posts of the organization with these rows keep their places (PreviousPosts.inPlace). */
+    inPlace?: (rows: OrgRows, edits: readonly PostEdit[]) => boolean;
   };
   bodyBudget?: number;
 }
@@ -84,11 +86,14 @@ export async function loadSources<T = undefined>(
     identity: given.identity,
     listing: given.listing,
     heads: given.heads,
+    headsAt: given.headsAt,
+    postCount: given.postCount,
     record: given.record,
     candidates: [...byId.keys()],
     kept: given.kept && ((orgId, content) => given.kept!(byId.get(orgId)!, content).posts),
     // A folder no organization has fails the build: its posts are taken whole, like changed ones.
     needsRecord: given.needsRecord && ((orgId, post) => !byId.has(orgId) || given.needsRecord!(byId.get(orgId)!, post)),
+    inPlace: given.inPlace && ((orgId, edits) => byId.has(orgId) && given.inPlace!(byId.get(orgId)!, edits)),
   };
   const posts = await readPosts(options.content, options.orgs, { previous, bodyBudget: options.bodyBudget });
   const rowsKept = new Set(given?.kept ? rows.orgs.filter((org) => given.kept!(org, null).rows).map((org) => org.id) : []);

@@ -6,7 +6,8 @@
  * Incremental builds hand in what the previous build recorded: a file whose
  * identity (size, mtime, ctime, inode) or bytes are unchanged is not parsed
  * again, and is planned from its head alone unless it is to be rendered again;
- * an organization whose posts are all as they were, and kept, needs nothing. Bodies
+ * an organization whose posts are all as they were, and kept, needs nothing;
+ * one whose edited posts all keep their places needs their heads alone. Bodies
  * are kept in memory up to a budget and read again when rendering needs them,
  * so a 100k-post organization never holds every body at once.
  */
@@ -32,6 +33,12 @@ export interface PostsRead {
   kept: Set<string>;
   /** Each organization's posts as read (kept organizations too), when a build reads them: what the state records for the next build's walk. */
   listings: Map<string, PostsListing>;
+  /**
+   * Organizations whose posts were edited in place (PreviousPosts.inPlace):
+   * `byOrg` holds only the edited ones, parsed; the others are as the last
+   * build left them, and none of their stored heads was read.
+   */
+  inPlace: Set<string>;
   /** Unchanged posts (of kept organizations, or planned from their head) whose file was copied anew with the same bytes, and their new fingerprint. */
   refreshed: [file: string, fingerprint: string][];
   problems: Problem[];
@@ -67,6 +74,24 @@ export interface PreviousPosts {
   kept?: (orgId: string, content: string) => boolean;
   /** The organizations whose posts may be kept (those with a database row). */
   candidates?: readonly string[];
+  /** How many posts the previous build recorded of an organization. */
+  postCount?: (orgId: string) => number;
+  /** Some of an organization's posts as the previous build left them, by file. */
+  headsAt?: (orgId: string, rels: readonly string[]) => ReadonlyMap<string, UnchangedPost>;
+  /**
+   * Called for an organization whose files are those the previous build
+   * recorded, some with other bytes, each edit parsed: whether every edited
+   * post keeps its place (its id, slug, status, date, category and list item
+   * as they were). Then the others are taken as they are, no stored head read,
+   * and only the edited ones are in `byOrg`.
+   */
+  inPlace?: (orgId: string, edits: readonly PostEdit[]) => boolean;
+}
+
+/** A post whose bytes changed: as the previous build left it, and as it is now. */
+export interface PostEdit {
+  before: UnchangedPost;
+  after: PostRecord;
 }
 
 export interface ReadPostsOptions {
@@ -111,13 +136,16 @@ export async function readPosts(
     const files = filesOf.get(orgId) ?? [];
     if (recorded && recorded.fingerprints === pairsDigest(files.map((i) => [listed[i]!.rel, listed[i]!.fingerprint] as const))) asRecorded.add(orgId);
   }
+  // Each file's stored identity, read once: it is asked for at several steps below.
+  const stored = new Array<{ fingerprint: string; sha256: string } | null | undefined>(listed.length);
+  const storedOf = (i: number) => (stored[i] === undefined ? (stored[i] = previous?.identity(listed[i]!.rel) ?? null) : stored[i]) ?? undefined;
   // The fingerprint each file has now, when its bytes are those of its stored record.
   const toHash: number[] = [];
   const same: (string | undefined)[] = listed.map((entry, i) => {
     if (asRecorded.has(orgOf(i))) return entry.fingerprint;
-    const stored = previous?.identity(entry.rel);
-    if (!stored) return undefined;
-    if (stored.fingerprint === entry.fingerprint) return entry.fingerprint;
+    const known = storedOf(i);
+    if (!known) return undefined;
+    if (known.fingerprint === entry.fingerprint) return entry.fingerprint;
     toHash.push(i);
     return undefined;
   });
@@ -126,7 +154,7 @@ export async function readPosts(
   const hashed = await hashInParallel(contentDir, realRoot, toHash.map((i) => listed[i]!.rel));
   toHash.forEach((i, n) => {
     const now = hashed[n];
-    if (now?.sha256 === previous!.identity(listed[i]!.rel)!.sha256) same[i] = now.fingerprint;
+    if (now?.sha256 === storedOf(i)!.sha256) same[i] = now.fingerprint;
   });
   const kept = new Set<string>();
   const listings = new Map<string, PostsListing>();
@@ -138,34 +166,46 @@ export async function readPosts(
       ? previous!.listing!(orgId)!
       : {
           fingerprints: pairsDigest(files.map((i) => [listed[i]!.rel, same[i]!] as const)),
-          content: pairsDigest(files.map((i) => [listed[i]!.rel, previous!.identity(listed[i]!.rel)!.sha256] as const)),
+          content: pairsDigest(files.map((i) => [listed[i]!.rel, storedOf(i)!.sha256] as const)),
         };
     if (!previous!.kept!(orgId, listing.content)) continue;
     kept.add(orgId);
     listings.set(orgId, listing);
     reused += files.length;
     if (asRecorded.has(orgId)) continue;
-    for (const i of files) if (same[i] !== previous!.identity(listed[i]!.rel)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
+    for (const i of files) if (same[i] !== storedOf(i)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
   }
   for (const orgId of kept) byOrg.delete(orgId);
-  const results: (Post | Problem[] | null | undefined)[] = listed.map((entry, i) => {
-    if (kept.has(orgOf(i))) return null;
-    const fingerprint = same[i];
-    const head = fingerprint === undefined ? undefined : previous!.heads(orgOf(i)).get(entry.rel);
+  // Organizations that may have been edited in place: every file recorded, none gone, some with other bytes.
+  // Their unchanged posts are settled once the edited ones are parsed.
+  const mayBeInPlace = new Set<string>();
+  for (const orgId of previous?.inPlace ? (previous.candidates ?? []) : []) {
+    const files = filesOf.get(orgId) ?? [];
+    if (kept.has(orgId) || files.length === 0 || files.length !== previous!.postCount?.(orgId)) continue;
+    if (files.some((i) => same[i] === undefined) && files.every((i) => storedOf(i) !== undefined)) mayBeInPlace.add(orgId);
+  }
+  /** An unchanged post as the build takes it; undefined when it must be parsed. */
+  const unchanged = (i: number): Post | undefined => {
+    const fingerprint = same[i]!;
+    const rel = listed[i]!.rel;
+    const head = previous!.heads(orgOf(i)).get(rel);
     if (!head) return undefined;
     if (!previous!.needsRecord?.(orgOf(i), head)) {
       reused++;
       if (fingerprint === head.fingerprint) return head;
-      refreshed.push([entry.rel, fingerprint!]);
-      return { ...head, fingerprint: fingerprint! };
+      refreshed.push([rel, fingerprint]);
+      return { ...head, fingerprint };
     }
-    const record = previous!.record(entry.rel);
+    const record = previous!.record(rel);
     if (!record) return undefined;
     reused++;
-    return { ...record, fingerprint: fingerprint! };
+    return { ...record, fingerprint };
+  };
+  const results: (Post | Problem[] | null | undefined)[] = listed.map((_, i) => {
+    if (kept.has(orgOf(i))) return null;
+    if (same[i] === undefined || mayBeInPlace.has(orgOf(i))) return undefined;
+    return unchanged(i);
   });
-  const toParse = results.flatMap((result, i) => (result === undefined ? [i] : []));
-  const rels = toParse.map((i) => listed[i]!.rel);
   let held = 0;
   const budget = options.bodyBudget ?? DEFAULT_BODY_BUDGET;
   // Applied as each post is parsed, so no more bodies than the budget are ever held at once.
@@ -174,9 +214,43 @@ export async function readPosts(
     if (held + record.body.length <= budget) held += record.body.length;
     else delete record.body;
   };
-  const { results: fresh, threads } = await parseInParallel(contentDir, realRoot, rels, keepWithinBudget);
-  const parsed = rels.length;
-  fresh.forEach((result, n) => (results[toParse[n]!] = result));
+  const parse = async (indices: readonly number[]) => {
+    const rels = indices.map((i) => listed[i]!.rel);
+    const { results: fresh, threads } = await parseInParallel(contentDir, realRoot, rels, keepWithinBudget);
+    fresh.forEach((result, n) => (results[indices[n]!] = result));
+    return { parsed: rels.length, threads };
+  };
+  const first = await parse(results.flatMap((result, i) => (result === undefined && (same[i] === undefined || !mayBeInPlace.has(orgOf(i))) ? [i] : [])));
+  let parsed = first.parsed;
+  const inPlace = new Set<string>();
+  const settleLater: number[] = [];
+  /** Whether the edited posts (each parsed without a problem) keep their places, their heads read for the question. */
+  const keepPlaces = (orgId: string, edited: readonly number[]): boolean => {
+    const after = edited.map((i) => results[i]);
+    if (!after.every((post): post is PostRecord => post !== undefined && post !== null && !Array.isArray(post))) return false;
+    const before = previous!.headsAt?.(orgId, edited.map((i) => listed[i]!.rel)) ?? new Map<string, UnchangedPost>();
+    const edits = after.flatMap((post) => {
+      const head = before.get(post.file);
+      return head ? [{ before: head, after: post }] : [];
+    });
+    return edits.length === edited.length && previous!.inPlace!(orgId, edits);
+  };
+  for (const orgId of mayBeInPlace) {
+    const files = filesOf.get(orgId)!;
+    if (keepPlaces(orgId, files.filter((i) => same[i] === undefined))) {
+      inPlace.add(orgId);
+      for (const i of files) {
+        if (same[i] === undefined) continue;
+        results[i] = null;
+        reused++;
+        if (same[i] !== storedOf(i)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
+      }
+      continue;
+    }
+    for (const i of files) if (same[i] !== undefined && (results[i] = unchanged(i)) === undefined) settleLater.push(i);
+  }
+  // A head without its record (a state written by an interrupted build): that post is parsed after all.
+  if (settleLater.length > 0) parsed += (await parse(settleLater)).parsed;
   results.forEach((result, i) => {
     if (result === undefined || result === null) return;
     if (Array.isArray(result)) {
@@ -191,11 +265,22 @@ export async function readPosts(
   // Only a build records them (it hands in what it recorded before, if only nothing). An
   // organization with no folder has a listing too: none of its posts is recorded.
   for (const orgId of previous ? new Set([...(previous.candidates ?? []), ...byOrg.keys()]) : []) {
-    if (!kept.has(orgId)) listings.set(orgId, listingOf(byOrg.get(orgId) ?? []));
+    if (kept.has(orgId)) continue;
+    if (!inPlace.has(orgId)) {
+      listings.set(orgId, listingOf(byOrg.get(orgId) ?? []));
+      continue;
+    }
+    // Edited in place: the unchanged posts' bytes are the recorded ones, the edited ones' those just parsed.
+    const files = filesOf.get(orgId)!;
+    const now = (i: number) => (same[i] === undefined ? (results[i] as PostRecord) : { fingerprint: same[i]!, sha256: storedOf(i)!.sha256 });
+    listings.set(orgId, {
+      fingerprints: pairsDigest(files.map((i) => [listed[i]!.rel, now(i).fingerprint] as const)),
+      content: pairsDigest(files.map((i) => [listed[i]!.rel, now(i).sha256] as const)),
+    });
   }
   const warnings = [...listing.warnings];
   for (const file of listed) if (file.size > EDGE_FILE_LIMIT) warnings.push(postFileWarning(file.rel, file.size));
-  return { byOrg, kept, listings, refreshed, problems, warnings, files: listing.found, parsed, reused, threads };
+  return { byOrg, kept, inPlace, listings, refreshed, problems, warnings, files: listing.found, parsed, reused, threads: first.threads };
 }
 
 /**

@@ -1,13 +1,13 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { cp, mkdir, readFile, rename, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { appendFile, cp, mkdir, readFile, rename, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { mulberry32 } from "../../bench/prng.js";
 import { pathOf } from "../../src/api-paths.js";
 import { readNextPublishAt, readState, stateFileOf } from "../../src/emit/build-state.js";
 import { refreshOrganizationFiles } from "../../src/emit/organization-file.js";
-import { treeStoreOf, type Generation } from "../../src/emit/tree-store.js";
+import { previewOutOf, treeStoreOf, type Generation } from "../../src/emit/tree-store.js";
 import { buildFixture, type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
 import { insertBlock, insertCategory, insertOrg, withDb } from "../fixtures/database.js";
 import { postMeta, writePost } from "../fixtures/posts.js";
@@ -150,6 +150,19 @@ describe("incremental builds", () => {
         const i = Math.floor(random() * 4);
         await writePost(fx.content, `${OTHER}/b${i}.md`, postMeta(`b${i}`, { title: `Beta ${random()}` }), `Beta body ${random()}\n`);
       },
+      // One post's references changed, or two posts' (a draft may be one), front matter and body otherwise
+      // as they are: each keeps its place and list item, so the build renders only their files and keeps
+      // the organization's lists and pages. A paragraph added to a short body changes its excerpt: not in place.
+      async () => {
+        for (const i of new Set([pick(), ...(random() < 0.5 ? [pick()] : [])])) {
+          const file = path.join(fx.content, fileOf.get(i)!);
+          const text = (await readFile(file, "utf8")).replace(/^references:\n(  .*\n)*/m, "");
+          const end = text.indexOf("\n---\n", 4);
+          const references = `references:\n  - source: Source ${step}\n    url: https://example.com/${Math.floor(random() * 1e6)}\n`;
+          await writeFile(file, `${text.slice(0, end + 1)}${references}${text.slice(end + 1)}`);
+          if (random() < 0.3) await appendFile(file, `\nA later paragraph, ${random()}.\n`);
+        }
+      },
       // A PATCH through the write proxy between builds: the live organization file is replaced.
       () =>
         withDb(fx.db, (db) => {
@@ -181,6 +194,37 @@ describe("incremental builds", () => {
         expect(comparableState(fx.out, await liveGenerationOf(fx.out)), `step ${step}: state`).toEqual(
           comparableState(clean, await liveGenerationOf(clean)),
         );
+      }
+    }
+  });
+
+  it("posts edited in place, over and over and with other edits between, build what a clean build makes, in both trees", async () => {
+    const random = mulberry32(20261126);
+    const clockAt = (n: number) => Date.parse("2026-03-01T00:00:00Z") + n * 86_400_000;
+    // Drafts and a scheduled post among them: in place too, though no list shows them (the preview's does).
+    for (const i of [4, 5]) await writePost(fx.content, `${ORG}/p${i}.md`, postMeta(`p${i}`, { status: "draft", category: "news" }), "A draft.\n");
+    await writePost(fx.content, `${ORG}/p6.md`, postMeta("p6", { publishedAt: "2027-01-01" }), "Scheduled.\n");
+    await buildFixture(fx, { preview: true, now: new Date(clockAt(0)) });
+    const pick = () => Math.floor(random() * 30);
+    for (let step = 1; step <= 16; step++) {
+      for (const i of new Set(Array.from({ length: 1 + Math.floor(random() * 3) }, pick))) {
+        const file = path.join(fx.content, `${ORG}/p${i}.md`);
+        const text = (await readFile(file, "utf8")).replace(/^references:\n(  .*\n)*/m, "");
+        const end = text.indexOf("\n---\n", 4);
+        const references = `references:\n  - source: Source ${step}\n    url: https://example.com/${Math.floor(random() * 1e6)}\n`;
+        await writeFile(file, `${text.slice(0, end + 1)}${references}${text.slice(end + 1)}`);
+      }
+      // Now and then an edit that moves a post, or one of its list item: those builds plan the organization whole.
+      const moved = pick();
+      if (step % 5 === 0) await writePost(fx.content, `${ORG}/p${moved}.md`, postMeta(`p${moved}`, { title: `Moved ${step}`, publishedAt: "2026-02-02" }));
+      const now = new Date(clockAt(step));
+      const report = await buildFixture(fx, { preview: true, now });
+      const clean = path.join(fx.dir, `clean-${step}`);
+      await buildFixture(fx, { out: clean, preview: true, now });
+      for (const [live, fresh] of [[fx.out, clean], [previewOutOf(fx.out), previewOutOf(clean)]] as const) {
+        expect(await hashTree(live), `step ${step}: ${live}`).toBe(await hashTree(fresh));
+        const changed = live === fx.out ? report.changed : report.preview!.changed;
+        if (changed) expect(comparableState(live, await liveGenerationOf(live)), `step ${step}: state of ${live}`).toEqual(comparableState(fresh, await liveGenerationOf(fresh)));
       }
     }
   });

@@ -15,7 +15,7 @@ import { insertCategory, insertOrg, withDb } from "../fixtures/database.js";
 import { postMeta, writePost } from "../fixtures/posts.js";
 import { hashTree } from "../fixtures/tree.js";
 
-const { rows } = vi.hoisted(() => ({ rows: { entries: 0, records: 0, identities: 0 } }));
+const { rows } = vi.hoisted(() => ({ rows: { entries: 0, records: 0, identities: 0, heads: 0 } }));
 
 // The build state's file entries and post records, counted as the build reads them.
 vi.mock("../../src/emit/file-table.js", async (importOriginal) => {
@@ -49,6 +49,7 @@ vi.mock("../../src/emit/build-state.js", async (importOriginal) => {
     await importOriginal(),
     () => rows.records++,
     (count) => (rows.identities += count),
+    (count) => (rows.heads += count),
   );
 });
 
@@ -99,12 +100,13 @@ async function countedBuild(fx: Fixture): Promise<Map<string, number>> {
   rows.entries = 0;
   rows.records = 0;
   rows.identities = 0;
+  rows.heads = 0;
   try {
     await buildFixture(fx);
   } finally {
     calls.under = null;
   }
-  const out = new Map([...calls.byName, ["state file entries read", rows.entries], ["state post records read", rows.records], ["state post identities read", rows.identities]]);
+  const out = new Map([...calls.byName, ["state file entries read", rows.entries], ["state post records read", rows.records], ["state post identities read", rows.identities], ["state post heads read", rows.heads]]);
   return new Map([...out].sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
@@ -136,7 +138,8 @@ describe("a rebuild's file calls do not grow with the organization", () => {
     const small = await editCosts(20);
     const large = await editCosts(80);
     const identities = "state post identities read";
-    const apart = (costs: Map<string, number>) => new Map([...costs].filter(([name]) => name !== identities));
+    const heads = "state post heads read";
+    const apart = (costs: Map<string, number>) => new Map([...costs].filter(([name]) => name !== identities && name !== heads));
     expect(apart(large.edit)).toEqual(apart(small.edit));
     expect(large.noOp).toEqual(small.noOp);
     expect(small.edit.get(identities)).toBe(20);
@@ -152,6 +155,36 @@ describe("a rebuild's file calls do not grow with the organization", () => {
     expect(small.edit.get("state file entries read")).toBeLessThan(3 * 20);
     // Nothing changed: the walk's fingerprints are those recorded, so no post's stored identity is read.
     expect(small.noOp.get("state post identities read")).toBe(0);
+  });
+
+  it("a post edited in place (its list item as it was) reads its own head alone, and writes its own files alone", async () => {
+    const inPlace = async (posts: number) => {
+      const fx = await makeFixture();
+      fixtures.push(fx);
+      await organization(fx, posts);
+      await buildFixture(fx, { pageSize: 100 });
+      await buildFixture(fx);
+      // New references: no list item shows them, so the lists and pages stand as they are.
+      const meta = postMeta("p3", { category: "news" });
+      await writePost(fx.content, `${ORG}/p3.md`, { ...meta, references: [{ source: "An archive", url: "https://example.com/a" }] }, "Body 3.\n");
+      const edit = await countedBuild(fx);
+      await writePost(fx.content, `${ORG}/p3.md`, { ...meta, references: [{ source: "Another archive", url: "https://example.com/b" }] }, "Body 3.\n");
+      const again = await countedBuild(fx);
+      const clean = path.join(fx.dir, "clean");
+      await buildFixture(fx, { out: clean, pageSize: 100 });
+      expect(await hashTree(fx.out)).toBe(await hashTree(clean));
+      return { edit, again };
+    };
+    const small = await inPlace(20);
+    const large = await inPlace(80);
+    const identities = "state post identities read";
+    const apart = (costs: Map<string, number>) => new Map([...costs].filter(([name]) => name !== identities));
+    expect(apart(large.again)).toEqual(apart(small.again));
+    expect(small.again.get("state post heads read")).toBe(1);
+    // The post's own files (by id, by slug, its references: the two with the same bytes written once)
+    // and nothing else: not the list, its page nor its category's.
+    expect(small.again.get("openSync")).toBe(3);
+    expect(small.again.get("state post records read")).toBe(0);
   });
 
   it("a fresh checkout of the same posts (new inodes and times) parses and renders nothing", async () => {
