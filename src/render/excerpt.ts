@@ -2,32 +2,16 @@
  * D3: an excerpt derived from the markdown body when the source gives none.
  * Plain text of the prose (code, tables, HTML and images left out), `[N]`
  * citation markers removed, cut at a word boundary with `…` when longer.
+ *
+ * Most bodies open with prose that prose-scan.ts reads; the rest is lexed
+ * with marked (excerpt-lexer.ts), which a caller loads only for a body that
+ * needs it (sources/parse-files.ts): it and the HTML entity tables took 20 ms
+ * to load, a twentieth of a rebuild that parses one post.
  */
-import { decodeHTML } from "entities";
-import { Lexer, type Token, type TokensList } from "marked";
 import { scanProse } from "./prose-scan.js";
 
 export const EXCERPT_MAX = 200;
 const ELLIPSIS = "…";
-const SKIPPED = new Set(["code", "html", "tag", "table", "image", "def", "hr", "space", "checkbox"]);
-const BLOCKS = new Set(["paragraph", "heading", "blockquote", "list_item"]);
-const LEXER_OPTIONS = { gfm: true };
-
-function collectText(tokens: readonly Token[], out: string[]): void {
-  for (const token of tokens) {
-    if (SKIPPED.has(token.type)) continue;
-    // `[1]` with a `[1]: https://…` definition below lexes as a link, not as
-    // text; it is still a citation marker and stays out of the excerpt.
-    if (token.type === "link" && /^\[\d+\]$/.test(token.raw)) continue;
-    if (token.type === "br") out.push(" ");
-    else if (token.type === "list") collectText(token.items as Token[], out);
-    else if ("tokens" in token && token.tokens) collectText(token.tokens, out);
-    // The lexer keeps character references as written (`&amp;`); code spans are literal.
-    else if (token.type === "codespan") out.push(token.text);
-    else if ("text" in token && typeof token.text === "string") out.push(decodeHTML(token.text));
-    if (BLOCKS.has(token.type)) out.push(" ");
-  }
-}
 
 const CITATION = /\[\d+\]/g;
 
@@ -44,23 +28,15 @@ function withoutCitations(text: string): string {
 }
 
 /** Gathered text to plain text: markers out, whitespace collapsed, no space before punctuation. */
-function finished(text: string): string {
+export function finished(text: string): string {
   return withoutCitations(text)
     .replace(/\s+/g, " ")
     .replace(/\s+([.,;:!?])/g, "$1")
     .trim();
 }
 
-/** The plain text of a markdown document's prose, whitespace collapsed. */
-export function plainTextOf(markdown: string): string {
-  const tokens: TokensList = Lexer.lex(markdown, LEXER_OPTIONS);
-  const parts: string[] = [];
-  collectText(tokens, parts);
-  return finished(parts.join(""));
-}
-
 /**
- * plainTextOf without marked, when prose-scan.ts reads the document (plain
+ * excerpt-lexer.ts's plainTextOf without marked, when prose-scan.ts reads the document (plain
  * paragraphs and headings), else undefined. Unless `whole`, reading may end at
  * a blank line once the text holds more than the EXCERPT_MAX + 1 code points
  * cutAtWord looks at: the text is then the start of plainTextOf's, and cuts
@@ -121,7 +97,7 @@ export const BODY_READ_MAX = 40_000;
 // marked's lexer recurses once per level of nesting: `- - - … x` a few thousand
 // deep overflows the stack in a few kilobytes. A body it cannot lex gets the
 // plain text of its first SHALLOW characters, too few to nest that deep.
-const SHALLOW = 1_000;
+export const SHALLOW = 1_000;
 
 // Lexing is most of an excerpt's cost, and the opening paragraphs usually hold
 // far more text than an excerpt keeps. So the body is lexed in growing parts,
@@ -158,7 +134,7 @@ function usesDefinitionsOf(part: string, rest: string): boolean {
 }
 
 /** The first `n` UTF-16 units of `text`, or one fewer, never half a surrogate pair. */
-function headOf(text: string, n: number): string {
+export function headOf(text: string, n: number): string {
   const code = text.charCodeAt(n - 1);
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
 }
@@ -174,15 +150,6 @@ function readableStartOf(markdown: string): string {
   return definitions ? `${definitions.join("\n")}\n\n${start}` : start;
 }
 
-function lexablePlainTextOf(markdown: string): string {
-  try {
-    return plainTextOf(markdown);
-  } catch (error) {
-    if (!(error instanceof RangeError) || markdown.length <= SHALLOW) throw error;
-    return plainTextOf(headOf(markdown, SHALLOW));
-  }
-}
-
 function hasMoreThan(text: string, codePoints: number): boolean {
   if (text.length <= codePoints) return false;
   let count = 0;
@@ -190,33 +157,31 @@ function hasMoreThan(text: string, codePoints: number): boolean {
   return false;
 }
 
-function excerptOf(markdown: string, plainText: (markdown: string) => string): string {
+/**
+ * The excerpt of `markdown` from the plain text of its parts, each read by
+ * `plainText`: undefined when it reads one not.
+ */
+export function excerptOf(markdown: string, plainText: (markdown: string) => string | undefined): string | undefined {
   for (let size = FIRST_TRY; ; ) {
     const end = markdown.indexOf("\n\n", size);
     if (end === -1 || end > BODY_READ_MAX) break;
     const part = markdown.slice(0, end);
     if (usesDefinitionsOf(part, markdown.slice(end))) break;
     const text = plainText(part);
+    if (text === undefined) return undefined;
     if (hasMoreThan(text, EXCERPT_MAX + 1)) return cutAtWord(text);
     size = Math.max(size * GROWTH, end + 2);
   }
-  return cutAtWord(plainText(readableStartOf(markdown)));
+  const text = plainText(readableStartOf(markdown));
+  return text === undefined ? undefined : cutAtWord(text);
 }
-
-// Where the scanner reads a part, its text is the lexer's or starts it with
-// more than cutAtWord looks at: the loop above returns the same excerpt.
-const scannedOrLexed = (markdown: string) => scannedPlainTextOf(markdown) ?? lexablePlainTextOf(markdown);
 
 /**
- * D3: the excerpt of a post that gives none: its body's plain text, cut at a
- * word with `…`. Lexing was most of a build's time per post; the parts of a
- * body prose-scan.ts reads are not lexed.
+ * D3: the excerpt of a post that gives none, when prose-scan.ts reads every
+ * part of its body it takes; undefined otherwise (excerpt-lexer.ts
+ * deriveExcerpt then gives it). Where the scanner reads a part, its text is
+ * the lexer's or starts it with more than cutAtWord looks at: the same excerpt.
  */
-export function deriveExcerpt(markdown: string): string {
-  return excerptOf(markdown, scannedOrLexed);
-}
-
-/** deriveExcerpt with every part lexed: what deriveExcerpt falls back to, and what it is held equal to. */
-export function deriveExcerptByLexer(markdown: string): string {
-  return excerptOf(markdown, lexablePlainTextOf);
+export function scannedExcerpt(markdown: string): string | undefined {
+  return excerptOf(markdown, (part) => scannedPlainTextOf(part));
 }

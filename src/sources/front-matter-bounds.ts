@@ -7,7 +7,8 @@
  * value of a few megabytes takes seconds to scan, and yaml looks for a
  * duplicate key among all the keys before it (60,000 keys took 37 seconds).
  */
-import { Lexer, Parser, type CST } from "yaml";
+import type { CST } from "yaml";
+import { yamlLib } from "./yaml-lib.js";
 
 /** Front matter, in UTF-8 bytes (the body has no limit of its own). */
 export const MAX_FRONT_MATTER_BYTES = 1024 * 1024;
@@ -66,6 +67,7 @@ const COLLECTIONS = new Set(["block-map", "block-seq", "flow-collection"]);
  * soon as the stack is too deep, before the rest of a hostile file costs anything.
  */
 function syntaxTree(yaml: string): { tokens: CST.Token[] } | { tooDeepAt: number } {
+  const { Lexer, Parser } = yamlLib();
   const parser = new Parser();
   const tokens: CST.Token[] = [];
   let offset = 0;

@@ -2,16 +2,26 @@
  * Parsing one post file (read by read-text.ts): front matter validated,
  * excerpt derived. Runs in the main thread or in a parse worker
  * (parse-pool.ts), which loads this module only when there is a post to parse.
+ * The markdown lexer is loaded only for a body prose-scan.ts does not read.
  */
 import type { Problem } from "../errors.js";
 import type { PostRecord } from "../model/snapshot.js";
 import { isGone, unreadable } from "./entry-kind.js";
-import { deriveExcerpt } from "../render/excerpt.js";
+import { scannedExcerpt } from "../render/excerpt.js";
 import { parsePost } from "./front-matter.js";
 import { readText, SourceProblem, type Opened } from "./read-text.js";
 
 /** Decides, as each post is parsed, whether its record keeps the body (bounded memory). */
 export type BodyPolicy = (record: PostRecord) => void;
+
+/** Derives a body's excerpt, marked's lexer included (excerpt-lexer.ts). */
+type Excerpter = (body: string) => string;
+
+/** The lexer, loaded by the first body that needs it. */
+let lexer: Excerpter | undefined;
+
+/** What parseOne answers for a body only the lexer reads, before it is loaded. */
+const WANTS_LEXER = Symbol("wants the lexer");
 
 /** Reads and parses one post; the record holds its body unless `policy` lets it go. */
 function parseOne(
@@ -20,7 +30,7 @@ function parseOne(
   rel: string,
   realDirs: Map<string, string>,
   policy?: BodyPolicy,
-): PostRecord | Problem[] {
+): PostRecord | Problem[] | typeof WANTS_LEXER {
   let opened: Opened;
   try {
     opened = readText(realRoot, contentDir, rel, realDirs);
@@ -32,23 +42,36 @@ function parseOne(
   const result = parsePost(rel, opened.text);
   if (!result.post) return result.problems;
   const { body, ...rest } = result.post;
+  const excerpt = rest.meta.excerpt ?? scannedExcerpt(body) ?? lexer?.(body);
+  if (excerpt === undefined) return WANTS_LEXER;
   // Strings cut from the file's text (slugs, dates, links) are views that keep
   // the whole text alive, body included, after the body is let go: the record
   // holds copies instead.
-  const record: PostRecord = structuredClone({ ...rest, excerpt: rest.meta.excerpt ?? deriveExcerpt(body), fingerprint: opened.fingerprint, sha256: opened.sha256 });
+  const record: PostRecord = structuredClone({ ...rest, excerpt, fingerprint: opened.fingerprint, sha256: opened.sha256 });
   record.body = body;
   policy?.(record);
   return record;
 }
 
 /** Parses the given files (in this thread); what a parse worker runs on its share. */
-export function parseFiles(
+export async function parseFiles(
   contentDir: string,
   realRoot: string,
   rels: readonly string[],
   policy?: BodyPolicy,
-): (PostRecord | Problem[])[] {
+): Promise<(PostRecord | Problem[])[]> {
   const realDirs = new Map<string, string>();
-  return rels.map((rel) => parseOne(contentDir, realRoot, rel, realDirs, policy));
+  const results: (PostRecord | Problem[])[] = [];
+  for (const rel of rels) {
+    let result = parseOne(contentDir, realRoot, rel, realDirs, policy);
+    if (result === WANTS_LEXER) {
+      // Read again once the lexer is here: the few posts that need it cost a second read, the others no load.
+      lexer ??= (await import("../render/excerpt-lexer.js")).deriveExcerpt;
+      result = parseOne(contentDir, realRoot, rel, realDirs, policy);
+    }
+    if (result === WANTS_LEXER) throw new Error(`${rel}: no excerpt with the lexer loaded`);
+    results.push(result);
+  }
+  return results;
 }
 

@@ -88,13 +88,13 @@ async function shareOut<R>(
   task: Omit<PoolTask, "rels">,
   rels: readonly string[],
   threshold: number,
-  here: (batch: string[]) => R[],
+  here: (batch: string[]) => R[] | Promise<R[]>,
   fromWorker: (result: R) => void = () => undefined,
 ): Promise<{ results: R[]; threads: number }> {
   const threads = threadsWanted("CDSNAP_PARSE_THREADS");
   const workerFile = WORKER_URL.protocol === "file:" ? fileURLToPath(WORKER_URL) : "";
   if (rels.length < threshold || threads < 2 || !workerFile.endsWith(".js") || !existsSync(workerFile)) {
-    return { results: here([...rels]), threads: 1 };
+    return { results: await here([...rels]), threads: 1 };
   }
   const results = new Array<R>(rels.length);
   let next = 0;
@@ -139,7 +139,7 @@ async function shareOut<R>(
 
   const runHere = async () => {
     for (let range = take(OWN_BATCH); range; range = take(OWN_BATCH)) {
-      store(range[0], here(rels.slice(range[0], range[1])));
+      store(range[0], await here(rels.slice(range[0], range[1])));
       await new Promise((resolve) => setImmediate(resolve));
     }
   };

@@ -6,7 +6,8 @@
  * compact mappings", a tab indent as a cascade of errors about keys. Here each
  * problem is said once, at the line to change, with the change to make.
  */
-import { CST, Parser, type LineCounter, type YAMLError } from "yaml";
+import type { CST, LineCounter, YAMLError } from "yaml";
+import { yamlLib } from "./yaml-lib.js";
 
 export interface YamlProblem {
   /** The line of the file (not of the YAML). */
@@ -44,7 +45,7 @@ function isClosedDouble(source: string): boolean {
  */
 function unclosedOpenings(yaml: string): Unclosed[] {
   const found: Unclosed[] = [];
-  const pending: (CST.Token | undefined)[] = [...new Parser().parse(yaml)];
+  const pending: (CST.Token | undefined)[] = [...new (yamlLib().Parser)().parse(yaml)];
   for (let node = pending.pop(); node !== undefined || pending.length > 0; node = pending.pop()) {
     if (node === undefined) continue;
     switch (node.type) {

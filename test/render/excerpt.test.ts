@@ -7,7 +7,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { BODY_READ_MAX, EXCERPT_MAX, cutAtWord, deriveExcerpt, plainTextOf } from "../../src/render/excerpt.js";
+import { BODY_READ_MAX, EXCERPT_MAX, cutAtWord } from "../../src/render/excerpt.js";
+import { deriveExcerpt, plainTextOf } from "../../src/render/excerpt-lexer.js";
 
 const codePoints = (s: string) => [...s].length;
 

@@ -7,17 +7,20 @@
  */
 import fc from "fast-check";
 import { describe, expect, test, vi } from "vitest";
-import { parsePost, parsePostSlow } from "../../src/sources/front-matter.js";
+import { Schema } from "yaml";
+import { MAY_BE_TYPED, parsePost, parsePostSlow } from "../../src/sources/front-matter.js";
 
 // Counts yaml parses, to tell which path parsePost took (vi.mock is hoisted above the imports).
 const yamlParses = vi.hoisted(() => ({ count: 0 }));
-vi.mock("yaml", async (importOriginal) => {
-  const yaml = await importOriginal<typeof import("yaml")>();
+vi.mock("../../src/sources/yaml-lib.js", async (importOriginal) => {
+  const { yamlLib } = await importOriginal<typeof import("../../src/sources/yaml-lib.js")>();
+  const yaml = yamlLib();
   const parseDocument = ((...args: Parameters<typeof yaml.parseDocument>) => {
     yamlParses.count++;
     return yaml.parseDocument(...args);
   }) as typeof yaml.parseDocument;
-  return { ...yaml, parseDocument };
+  const counted = { ...yaml, parseDocument };
+  return { yamlLib: () => counted };
 });
 
 const FILE = "acme/post.md";
@@ -471,5 +474,25 @@ describe("parsePost with its js-yaml fast path answers exactly as yaml alone", (
   ])("%s", (_name, text, path) => {
     const { fast } = parity(text);
     expect(fast ? "fast" : "slow").toBe(path);
+  });
+});
+
+describe("the fast path's test for a plain scalar that may not be a string", () => {
+  // What a core tag of yaml may read as null, a boolean or a number: MAY_BE_TYPED must let each through.
+  const coreTests = new Schema({ schema: "core" }).tags.flatMap((tag) => (tag.default === true && "test" in tag && tag.test instanceof RegExp ? [tag.test] : []));
+  const typed = (text: string) => coreTests.some((test) => test.test(text));
+  const scalarLike = fc.stringMatching(/^[-+.~0-9a-zA-Z_:]{0,12}$/);
+
+  test("matches every scalar a core tag matches, tricky ones and generated ones", () => {
+    expect(coreTests.length).toBeGreaterThanOrEqual(8);
+    for (const text of [...TRICKY, ...YEARS, ...SNIPPETS, ...VALUES]) if (typed(text)) expect(MAY_BE_TYPED.test(text), text).toBe(true);
+    fc.assert(fc.property(fc.oneof(scalarLike, fc.string()), (text) => !typed(text) || MAY_BE_TYPED.test(text)), { numRuns: 20_000 });
+  });
+
+  test("lets a date, a slug or a word through as a string, without yaml", () => {
+    for (const text of ["2026-01-10", "2026-01-10T08:00:00Z", "post-088106", "published", "news", "nullable", "trueish", "1.2.3-beta"]) {
+      expect(typed(text), text).toBe(false);
+      expect(MAY_BE_TYPED.test(text), text).toBe(false);
+    }
   });
 });
