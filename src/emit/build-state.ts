@@ -26,7 +26,7 @@ import { orgFolderOf, orgInFolder } from "../api-paths.js";
 import { CdsnapError } from "../errors.js";
 import type { PostHead, PostRecord, UnchangedPost } from "../model/snapshot.js";
 import type { OrgCounts } from "../render/render-org.js";
-import { orgOfPost, type PostsListing } from "../sources/posts-listing.js";
+import { folderOfPost, listingOfFolders, orgOfPost, type FolderListing, type PostsListing } from "../sources/posts-listing.js";
 import { filesInMemory, generationFiles, sameEntry, storedFiles, withDb, type FileTable, type GenerationFiles, type StoredFiles } from "./file-table.js";
 import type { Generation, TreeStore } from "./tree-store.js";
 
@@ -116,10 +116,10 @@ export interface BuildState {
   pageSize: number | null;
   /** Each organization as its last build planned it. */
   orgs: Map<string, StoredOrg>;
-  /** Each organization's posts as digests (a walk that gives the same fingerprints reads none of `identitiesOf`). */
+  /** Each organization's posts as digests, folder by folder (a walk that gives a folder's fingerprints reads none of `identitiesIn`). */
   listings: Map<string, PostsListing>;
-  /** One organization's stored posts by file, read at each call (the caller keeps them while it needs them): their identity only. */
-  identitiesOf: (orgId: string) => ReadonlyMap<string, StoredPost>;
+  /** The stored posts directly in one folder by file, read at each call (the caller keeps them while it needs them): their identity only. */
+  identitiesIn: (orgId: string, folder: string) => ReadonlyMap<string, StoredPost>;
   /** One organization's posts as unchanged ones, by file, read on the first call: their heads, none of their records. */
   headsOf: (orgId: string) => ReadonlyMap<string, UnchangedPost>;
   /** The heads of some of an organization's posts, read at each call: those of posts edited in place. */
@@ -146,7 +146,7 @@ export const emptyState = (): BuildState => ({
   pageSize: null,
   orgs: new Map(),
   listings: new Map(),
-  identitiesOf: () => new Map(),
+  identitiesIn: () => new Map(),
   headsOf: () => new Map(),
   headsAt: () => new Map(),
   recordOf: () => undefined,
@@ -190,7 +190,7 @@ export type KeptState = Pick<NextState, "orgs" | "posts" | "edited" | "listings"
 
 const STATE_FILE = "state.sqlite";
 /** Bumped whenever a table or a stored JSON shape changes: an older file then reads as empty. */
-const STATE_VERSION = 10;
+const STATE_VERSION = 11;
 
 // Records, heads and facts are rowid tables: their rows (a kilobyte, a
 // megabyte for a long list's facts) would fill a WITHOUT ROWID table's pages a
@@ -203,7 +203,7 @@ const SCHEMA = `
   CREATE TABLE files (rel TEXT PRIMARY KEY, sha256 TEXT NOT NULL, ino INTEGER NOT NULL, mtime_ms REAL NOT NULL, size INTEGER NOT NULL) WITHOUT ROWID;
   CREATE TABLE pages (org_id TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE orgs (org_id TEXT PRIMARY KEY, rows_digest TEXT NOT NULL, posts_digest TEXT NOT NULL, code TEXT NOT NULL, report TEXT NOT NULL) WITHOUT ROWID;
-  CREATE TABLE listings (org_id TEXT PRIMARY KEY, fingerprints TEXT NOT NULL, content TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE listings (org_id TEXT NOT NULL, folder TEXT NOT NULL, fingerprints TEXT NOT NULL, content TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (org_id, folder)) WITHOUT ROWID;
   CREATE TABLE post_ids (org_id TEXT NOT NULL, file TEXT NOT NULL, fingerprint TEXT NOT NULL, sha256 TEXT NOT NULL, PRIMARY KEY (org_id, file)) WITHOUT ROWID;
   CREATE TABLE posts (file TEXT NOT NULL UNIQUE, record TEXT NOT NULL);
   CREATE TABLE heads (org_id TEXT NOT NULL, file TEXT NOT NULL, head TEXT NOT NULL, category TEXT NOT NULL, summary TEXT, UNIQUE (org_id, file));
@@ -281,10 +281,12 @@ export function readState(store: Pick<TreeStore, "stateDir">, live: Pick<Generat
     for (const [orgId, rowsDigest, postsDigest, code, report] of db.prepare("SELECT * FROM orgs").raw().iterate() as Iterable<[string, string, string, string, string]>) {
       state.orgs.set(orgId, { rowsDigest, postsDigest, code, ...(JSON.parse(report) as Omit<StoredOrg, "rowsDigest" | "postsDigest" | "code">) });
     }
-    for (const [orgId, fingerprints, content] of db.prepare("SELECT * FROM listings").raw().iterate() as Iterable<[string, string, string]>) {
-      state.listings.set(orgId, { fingerprints, content });
+    const folders = new Map<string, Map<string, FolderListing>>([...state.orgs.keys()].map((orgId) => [orgId, new Map()]));
+    for (const [orgId, folder, fingerprints, content, count] of db.prepare("SELECT * FROM listings").raw().iterate() as Iterable<[string, string, string, string, number]>) {
+      folders.get(orgId)?.set(folder, { fingerprints, content, count });
     }
-    state.identitiesOf = (orgId) => readIdentities(file, orgId);
+    for (const [orgId, byFolder] of folders) state.listings.set(orgId, listingOfFolders(byFolder));
+    state.identitiesIn = (orgId, folder) => readIdentities(file, orgId, folder);
     const byOrg = new Map<string, Map<string, UnchangedPost>>();
     state.headsOf = (orgId) => {
       let heads = byOrg.get(orgId);
@@ -387,11 +389,12 @@ function readHeads(file: string, orgId: string, files?: readonly string[]): Map<
   });
 }
 
-function readIdentities(file: string, orgId: string): Map<string, StoredPost> {
+function readIdentities(file: string, orgId: string, folder: string): Map<string, StoredPost> {
   return withDb(file, (db) => {
     const byFile = new Map<string, StoredPost>();
-    const rows = db.prepare("SELECT file, fingerprint, sha256 FROM post_ids WHERE org_id = ?").raw().iterate(orgId) as Iterable<[string, string, string]>;
-    for (const [f, fingerprint, sha256] of rows) byFile.set(f, { fingerprint, sha256 });
+    // The folder's key range holds its subfolders' posts too ("/" + 1 is "0"): those are left out.
+    const rows = db.prepare("SELECT file, fingerprint, sha256 FROM post_ids WHERE org_id = ? AND file > ? AND file < ?").raw().iterate(orgId, `${folder}/`, `${folder}0`) as Iterable<[string, string, string]>;
+    for (const [f, fingerprint, sha256] of rows) if (folderOfPost(f) === folder) byFile.set(f, { fingerprint, sha256 });
     return byFile;
   });
 }
@@ -558,8 +561,18 @@ function writeOrgRows(db: Database.Database, next: Pick<NextState, "orgs" | "pos
   }
   const refresh = db.prepare("UPDATE post_ids SET fingerprint = ? WHERE org_id = ? AND file = ?");
   for (const [f, fingerprint] of next.refreshed) refresh.run(fingerprint, orgOfPost(f), f);
-  const putListing = db.prepare("INSERT OR REPLACE INTO listings VALUES (?, ?, ?)");
-  for (const [orgId, listing] of next.listings) if (!sameListing(listing, previous.listings.get(orgId))) putListing.run(orgId, listing.fingerprints, listing.content);
+  const putFolder = db.prepare("INSERT OR REPLACE INTO listings VALUES (?, ?, ?, ?, ?)");
+  const dropFolder = db.prepare("DELETE FROM listings WHERE org_id = ? AND folder = ?");
+  for (const [orgId, listing] of next.listings) {
+    const before = previous.listings.get(orgId);
+    if (sameListing(listing, before)) continue;
+    for (const [folder, now] of listing.folders) {
+      const was = before?.folders.get(folder);
+      if (was?.fingerprints !== now.fingerprints || was.content !== now.content || was.count !== now.count) putFolder.run(orgId, folder, now.fingerprints, now.content, now.count);
+    }
+    // An organization with no listing recorded has no row: they are written and dropped with its `orgs` row.
+    for (const folder of before?.folders.keys() ?? []) if (!listing.folders.has(folder)) dropFolder.run(orgId, folder);
+  }
   // Posts gone from a planned organization, and every row of an organization gone.
   const storedFiles = db.prepare("SELECT file FROM post_ids WHERE org_id = ?").pluck();
   for (const [orgId, byFile] of next.posts) {

@@ -20,7 +20,7 @@ import { isUnchanged, type PostHead, type PostRecord, type UnchangedPost } from 
 import { canonicalJson } from "../render/canonical-json.js";
 import { stateOf } from "../render/contents.js";
 import type { PostEdit, PreviousPosts } from "../sources/read-posts.js";
-import { orgOfPost } from "../sources/posts-listing.js";
+import { folderOfPost, orgOfPost } from "../sources/posts-listing.js";
 import { admits, builtKeyOf, shownStatus, summaryBytes, type OrgPlan } from "../render/render-org.js";
 import type { Publication } from "../model/shapes.js";
 import { readState, type BuildState, type FileEntry, type StoredPost } from "./build-state.js";
@@ -51,19 +51,18 @@ export async function readPreviousBuild(store: TreeStore, options: { verify?: bo
  * code, under a trusted state only (an unchanged post's files are taken to be
  * in the live tree as its build left them), read one organization at a time.
  */
-export function previousPosts(previous: PreviousBuild, codeVersion: string): Pick<PreviousPosts, "identity" | "listing" | "heads" | "headsAt" | "postCount" | "record"> {
+export function previousPosts(previous: PreviousBuild, codeVersion: string): Pick<PreviousPosts, "identity" | "listing" | "heads" | "headsAt" | "record"> {
   const { state, trusted } = previous;
   const ours = (orgId: string) => trusted && state.orgs.get(orgId)?.code === codeVersion;
-  // Held by what readPosts is handed, not by the state: garbage once the posts are read (100k of them at 100k posts).
+  // Held by what readPosts is handed, not by the state: garbage once the posts are read. Read a folder at a time.
   const identities = new Map<string, ReadonlyMap<string, StoredPost>>();
-  const identitiesOf = (orgId: string) => {
-    let byFile = identities.get(orgId);
-    if (!byFile) identities.set(orgId, (byFile = state.identitiesOf(orgId)));
+  const identitiesIn = (orgId: string, folder: string) => {
+    let byFile = identities.get(folder);
+    if (!byFile) identities.set(folder, (byFile = state.identitiesIn(orgId, folder)));
     return byFile;
   };
   return {
-    identity: (rel) => (ours(orgOfPost(rel)) ? identitiesOf(orgOfPost(rel)).get(rel) : undefined),
-    postCount: (orgId) => (ours(orgId) ? identitiesOf(orgId).size : 0),
+    identity: (rel) => (ours(orgOfPost(rel)) ? identitiesIn(orgOfPost(rel), folderOfPost(rel)).get(rel) : undefined),
     listing: (orgId) => (ours(orgId) ? state.listings.get(orgId) : undefined),
     heads: (orgId) => (ours(orgId) ? state.headsOf(orgId) : new Map()),
     headsAt: (orgId, rels) => (ours(orgId) ? state.headsAt(orgId, rels) : new Map()),

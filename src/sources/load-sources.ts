@@ -87,7 +87,6 @@ export async function loadSources<T = undefined>(
     listing: given.listing,
     heads: given.heads,
     headsAt: given.headsAt,
-    postCount: given.postCount,
     record: given.record,
     candidates: [...byId.keys()],
     kept: given.kept && ((orgId, content) => given.kept!(byId.get(orgId)!, content).posts),

@@ -21,7 +21,7 @@ import { splitFrontMatter } from "./split-front-matter.js";
 import { listPosts } from "./list-posts.js";
 import { readText, type Opened } from "./read-text.js";
 import { hashInParallel, parseInParallel } from "./parse-pool.js";
-import { listingOf, orgOfPost, pairsDigest, type PostsListing } from "./posts-listing.js";
+import { folderListing, folderOfPost, listingOf, listingOfFolders, orgOfPost, pairsDigest, type PostsListing } from "./posts-listing.js";
 
 /** Bodies kept in memory, in UTF-16 code units (about twice as many bytes). */
 export const DEFAULT_BODY_BUDGET = 64 * 1024 * 1024;
@@ -57,7 +57,7 @@ export interface PostsRead {
 export interface PreviousPosts {
   /** The fingerprint and SHA-256 the stored record of a file was made from. */
   identity: (rel: string) => { fingerprint: string; sha256: string } | undefined;
-  /** An organization's posts as the previous build recorded them, as digests: when its walk gives the same fingerprints, no stored identity is read. */
+  /** An organization's posts as the previous build recorded them, as digests folder by folder: of a folder whose walk gives the same fingerprints, no stored identity is read. */
   listing?: (orgId: string) => PostsListing | undefined;
   /** An organization's posts as the previous build left them, by file. */
   heads: (orgId: string) => ReadonlyMap<string, UnchangedPost>;
@@ -74,8 +74,6 @@ export interface PreviousPosts {
   kept?: (orgId: string, content: string) => boolean;
   /** The organizations whose posts may be kept (those with a database row). */
   candidates?: readonly string[];
-  /** How many posts the previous build recorded of an organization. */
-  postCount?: (orgId: string) => number;
   /** Some of an organization's posts as the previous build left them, by file. */
   headsAt?: (orgId: string, rels: readonly string[]) => ReadonlyMap<string, UnchangedPost>;
   /**
@@ -124,25 +122,51 @@ export async function readPosts(
   const orgs = listed.map((entry) => orgOfPost(entry.rel));
   const orgOf = (i: number) => orgs[i]!;
   const filesOf = new Map<string, number[]>();
+  // Each organization's files by folder, in path order.
+  const foldersOf = new Map<string, Map<string, number[]>>();
+  const folders = listed.map((entry) => folderOfPost(entry.rel));
   listed.forEach((_, i) => {
     const list = filesOf.get(orgOf(i));
     if (list) list.push(i);
     else filesOf.set(orgOf(i), [i]);
+    let byFolder = foldersOf.get(orgOf(i));
+    if (!byFolder) foldersOf.set(orgOf(i), (byFolder = new Map()));
+    const inFolder = byFolder.get(folders[i]!);
+    if (inFolder) inFolder.push(i);
+    else byFolder.set(folders[i]!, [i]);
   });
-  // Organizations whose every file has the fingerprint recorded: none of their stored identities is read.
+  const recordedOf = (orgId: string) => previous?.listing?.(orgId);
+  // Folders whose every file has the fingerprint recorded: none of their stored identities is read. And the
+  // organizations whose every folder is so, none gone.
+  const folderAsRecorded = new Set<string>();
   const asRecorded = new Set<string>();
   for (const orgId of new Set([...(previous?.candidates ?? []), ...filesOf.keys()])) {
-    const recorded = previous?.listing?.(orgId);
-    const files = filesOf.get(orgId) ?? [];
-    if (recorded && recorded.fingerprints === pairsDigest(files.map((i) => [listed[i]!.rel, listed[i]!.fingerprint] as const))) asRecorded.add(orgId);
+    const recorded = recordedOf(orgId);
+    const byFolder = foldersOf.get(orgId) ?? new Map<string, number[]>();
+    let all = recorded !== undefined && [...recorded.folders.keys()].every((folder) => byFolder.has(folder));
+    for (const [folder, files] of byFolder) {
+      const digest = pairsDigest(files.map((i) => [listed[i]!.rel, listed[i]!.fingerprint] as const));
+      if (recorded?.folders.get(folder)?.fingerprints === digest) folderAsRecorded.add(folder);
+      else all = false;
+    }
+    if (all) asRecorded.add(orgId);
   }
+  /** An organization's listing now, each folder's from `fileNow` (its fingerprint and SHA-256) unless as recorded. */
+  const listingNow = (orgId: string, fileNow: (i: number) => { fingerprint: string; sha256: string }): PostsListing => {
+    const recorded = recordedOf(orgId);
+    const byFolder = [...(foldersOf.get(orgId) ?? [])].map(([folder, files]) => {
+      const known = folderAsRecorded.has(folder) ? recorded!.folders.get(folder)! : folderListing(files.map((i) => ({ file: listed[i]!.rel, ...fileNow(i) })));
+      return [folder, known] as const;
+    });
+    return listingOfFolders(new Map(byFolder));
+  };
   // Each file's stored identity, read once: it is asked for at several steps below.
   const stored = new Array<{ fingerprint: string; sha256: string } | null | undefined>(listed.length);
   const storedOf = (i: number) => (stored[i] === undefined ? (stored[i] = previous?.identity(listed[i]!.rel) ?? null) : stored[i]) ?? undefined;
   // The fingerprint each file has now, when its bytes are those of its stored record.
   const toHash: number[] = [];
   const same: (string | undefined)[] = listed.map((entry, i) => {
-    if (asRecorded.has(orgOf(i))) return entry.fingerprint;
+    if (folderAsRecorded.has(folders[i]!)) return entry.fingerprint;
     const known = storedOf(i);
     if (!known) return undefined;
     if (known.fingerprint === entry.fingerprint) return entry.fingerprint;
@@ -162,27 +186,26 @@ export async function readPosts(
   for (const orgId of previous?.kept ? (previous.candidates ?? []) : []) {
     const files = filesOf.get(orgId) ?? [];
     if (!files.every((i) => same[i] !== undefined)) continue;
-    const listing = asRecorded.has(orgId)
-      ? previous!.listing!(orgId)!
-      : {
-          fingerprints: pairsDigest(files.map((i) => [listed[i]!.rel, same[i]!] as const)),
-          content: pairsDigest(files.map((i) => [listed[i]!.rel, storedOf(i)!.sha256] as const)),
-        };
+    const listing = asRecorded.has(orgId) ? recordedOf(orgId)! : listingNow(orgId, (i) => ({ fingerprint: same[i]!, sha256: storedOf(i)!.sha256 }));
     if (!previous!.kept!(orgId, listing.content)) continue;
     kept.add(orgId);
     listings.set(orgId, listing);
     reused += files.length;
-    if (asRecorded.has(orgId)) continue;
-    for (const i of files) if (same[i] !== storedOf(i)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
+    for (const i of files) if (!folderAsRecorded.has(folders[i]!) && same[i] !== storedOf(i)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
   }
   for (const orgId of kept) byOrg.delete(orgId);
   // Organizations that may have been edited in place: every file recorded, none gone, some with other bytes.
   // Their unchanged posts are settled once the edited ones are parsed.
   const mayBeInPlace = new Set<string>();
   for (const orgId of previous?.inPlace ? (previous.candidates ?? []) : []) {
-    const files = filesOf.get(orgId) ?? [];
-    if (kept.has(orgId) || files.length === 0 || files.length !== previous!.postCount?.(orgId)) continue;
-    if (files.some((i) => same[i] === undefined) && files.every((i) => storedOf(i) !== undefined)) mayBeInPlace.add(orgId);
+    const recorded = recordedOf(orgId);
+    const byFolder = foldersOf.get(orgId);
+    if (kept.has(orgId) || !recorded || !byFolder || ![...recorded.folders.keys()].every((folder) => byFolder.has(folder))) continue;
+    // A folder not as recorded holds as many posts as recorded, each with a stored identity: none added, none gone.
+    const allRecorded = [...byFolder].every(
+      ([folder, files]) => folderAsRecorded.has(folder) || (recorded.folders.get(folder)?.count === files.length && files.every((i) => storedOf(i) !== undefined)),
+    );
+    if (allRecorded && filesOf.get(orgId)!.some((i) => same[i] === undefined)) mayBeInPlace.add(orgId);
   }
   /** An unchanged post as the build takes it; undefined when it must be parsed. */
   const unchanged = (i: number): Post | undefined => {
@@ -243,7 +266,7 @@ export async function readPosts(
         if (same[i] === undefined) continue;
         results[i] = null;
         reused++;
-        if (same[i] !== storedOf(i)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
+        if (!folderAsRecorded.has(folders[i]!) && same[i] !== storedOf(i)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
       }
       continue;
     }
@@ -271,12 +294,7 @@ export async function readPosts(
       continue;
     }
     // Edited in place: the unchanged posts' bytes are the recorded ones, the edited ones' those just parsed.
-    const files = filesOf.get(orgId)!;
-    const now = (i: number) => (same[i] === undefined ? (results[i] as PostRecord) : { fingerprint: same[i]!, sha256: storedOf(i)!.sha256 });
-    listings.set(orgId, {
-      fingerprints: pairsDigest(files.map((i) => [listed[i]!.rel, now(i).fingerprint] as const)),
-      content: pairsDigest(files.map((i) => [listed[i]!.rel, now(i).sha256] as const)),
-    });
+    listings.set(orgId, listingNow(orgId, (i) => (same[i] === undefined ? (results[i] as PostRecord) : { fingerprint: same[i]!, sha256: storedOf(i)!.sha256 })));
   }
   const warnings = [...listing.warnings];
   for (const file of listed) if (file.size > EDGE_FILE_LIMIT) warnings.push(postFileWarning(file.rel, file.size));

@@ -187,6 +187,25 @@ describe("a rebuild's file calls do not grow with the organization", () => {
     expect(small.again.get("state post records read")).toBe(0);
   });
 
+  it("an edit reads the stored identities of its own folder alone", async () => {
+    const fx = await makeFixture();
+    fixtures.push(fx);
+    withDb(fx.db, (db) => insertOrg(db, { id: ORG, name: "Acme", slug: "acme" }));
+    // Two folders of 20, and one deeper that the first's key range also covers.
+    for (const folder of ["2025", "2026", "2026/drafts"]) {
+      for (let i = 0; i < 20; i++) await writePost(fx.content, `${ORG}/${folder}/p${i}.md`, postMeta(`${folder}-p${i}`.replace("/", "-")), `Body ${i}.\n`);
+    }
+    await buildFixture(fx);
+    await buildFixture(fx);
+    await writePost(fx.content, `${ORG}/2026/p3.md`, postMeta("2026-p3", { title: "Edited" }), "Edited.\n");
+    const edit = await countedBuild(fx);
+    expect(edit.get("state post identities read")).toBe(20);
+    expect((await countedBuild(fx)).get("state post identities read")).toBe(0);
+    const clean = path.join(fx.dir, "clean");
+    await buildFixture(fx, { out: clean });
+    expect(await hashTree(fx.out)).toBe(await hashTree(clean));
+  });
+
   it("a fresh checkout of the same posts (new inodes and times) parses and renders nothing", async () => {
     const fx = await makeFixture();
     fixtures.push(fx);
