@@ -133,7 +133,16 @@ export async function auditByDifference(orgId: string, input: DifferenceInput): 
     const scope = scopes[noun];
     const listRel = fileOf({ kind: LISTS[noun], orgId } as Route);
     if (changed.has(listRel)) {
-      const after = new Map((current.get(listRel)?.items ?? []).map((item) => [item.id, item]));
+      const items = current.get(listRel)?.items ?? [];
+      // An id or a slug the list repeats is in scope: the maps below keep one item of each.
+      const ids = new Set<string>();
+      const slugs = new Set<string>();
+      for (const item of items) {
+        if (ids.has(item.id) || slugs.has(item.slug)) scope.add(item.id, item.slug);
+        ids.add(item.id);
+        slugs.add(item.slug);
+      }
+      const after = new Map(items.map((item) => [item.id, item]));
       const was = new Map((previous.get(listRel)?.facts.items ?? []).map((item) => [item.id, item]));
       for (const [id, item] of after) {
         const old = was.get(id);

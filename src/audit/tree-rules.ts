@@ -180,9 +180,13 @@ function checkItems(kind: Kind, orgId: string, files: readonly FileFacts[], exp:
       add(f.rel, `holds the ${noun} with slug "${f.item.slug}", but its path names slug "${slug}"; ${REBUILD}`);
     }
   }
+  // Scoped, only the list's items in scope are looked at: an item sharing an id or a slug with one in scope is
+  // in it too (audit-by-difference.ts), so a repeat among them is found, and the others passed before.
+  const inScope = (item: ItemRef) => scope === undefined || scope.ids.has(item.id) || scope.slugs.has(item.slug);
   const seenIds = new Map<string, number>();
   const seenSlugs = new Map<string, number>();
   listItems.forEach((item, i) => {
+    if (!inScope(item)) return;
     const a = seenIds.get(item.id);
     if (a !== undefined) add(list!.rel, `items.${i} repeats ${noun} "${item.id}" (already items.${a}); ${REBUILD}`);
     else seenIds.set(item.id, i);
@@ -218,7 +222,7 @@ function checkItems(kind: Kind, orgId: string, files: readonly FileFacts[], exp:
     for (const [slug, f] of slugFiles) check(f.rel, f.item?.id ?? slug, whySlug(slug) ?? whyId(f.item?.id ?? ""));
     for (const [id, f] of refFiles) check(f.rel, id, whyId(id));
     listItems.forEach((item, i) => {
-      if (scope && !scope.ids.has(item.id) && !scope.slugs.has(item.slug)) return;
+      if (!inScope(item)) return;
       const why = whyId(item.id) ?? whySlug(item.slug);
       if (why) add(list!.rel, `items.${i} is ${noun} "${item.id}", ${why}: ${forbidden}`);
     });
@@ -228,7 +232,8 @@ function checkItems(kind: Kind, orgId: string, files: readonly FileFacts[], exp:
   const reach = exp
     ? exp.published.map((p) => ({ ...p, why: `is published in ${exp.source}`, fix: REBUILD }))
     : mentioned(kind, idFiles, slugFiles, list, add);
-  const listIndex = new Map(listItems.map((item, i) => [item.id, i]));
+  const listIndex = new Map<string, number>();
+  listItems.forEach((item, i) => inScope(item) && listIndex.set(item.id, i));
   for (const r of reach) {
     const idRel = fileOf(itemRoute(kind.id, orgId, r));
     const slugRel = fileOf(itemRoute(kind.slug, orgId, r));
