@@ -80,13 +80,20 @@ class Walk {
   readonly warnings: SourceWarning[] = [];
   found = 0;
 
-  constructor(
-    private readonly contentDir: string,
-    private readonly realRoot: string,
-  ) {}
+  /** The content folder with a separator at its end: a path to look at is this and a `rel` joined by hand. */
+  private readonly base: string;
 
+  constructor(
+    contentDir: string,
+    private readonly realRoot: string,
+  ) {
+    this.base = path.join(contentDir, path.sep);
+  }
+
+  // A `rel` is made of names `readdir` gave, joined by "/": nothing in it for path.join to resolve, at a
+  // cost that was 57 ms of a 100k-post walk.
   private absolute(rel: string): string {
-    return path.join(this.contentDir, rel);
+    return this.base + rel;
   }
 
   /**
