@@ -33,6 +33,8 @@ export interface PostFile {
   /** Of the file itself, a link followed (read-text.ts fingerprintOf): kept rather than its Stats, of which a large walk holds one per post. */
   fingerprint: string;
   size: number;
+  /** The folder it is directly in (posts-listing.ts folderOfPost): one string shared by the folder's posts. */
+  folder: string;
 }
 
 export interface PostListing {
@@ -101,7 +103,7 @@ class Walk {
    * that leads nowhere; returns what it is. `top`: directly in the content
    * folder, where no post belongs.
    */
-  entry(rel: string, type: EntryType, top = false): Classified | undefined {
+  entry(rel: string, type: EntryType, top = false, folder = ""): Classified | undefined {
     const post = isPostName(rel);
     // Any other file is nothing to cdsnap: not even looked at.
     if (!post && !type.isSymbolicLink() && !type.isDirectory()) return undefined;
@@ -130,7 +132,7 @@ class Walk {
       this.refuse(rel, "is outside any organization folder; posts live in <content>/<orgId>/");
     } else {
       this.found++;
-      this.files.push({ rel, fingerprint: fingerprintOf(what.stats), size: what.stats.size });
+      this.files.push({ rel, fingerprint: fingerprintOf(what.stats), size: what.stats.size, folder });
     }
     return what;
   }
@@ -193,7 +195,7 @@ class Walk {
       for (const entry of entries) {
         if (entry.name.startsWith(".")) continue;
         const rel = `${folder.rel}/${entry.name}`;
-        const what = this.entry(rel, entry);
+        const what = this.entry(rel, entry, false, folder.rel);
         if (what?.kind !== "folder" || isPostName(rel)) continue;
         if (!entry.isSymbolicLink()) subfolders.push({ rel, stats: what.stats });
         else links.push({ rel, stats: what.stats, target: readlinkSync(this.absolute(rel)), holder: realpathSync(this.absolute(folder.rel)) });

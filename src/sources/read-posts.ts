@@ -21,7 +21,7 @@ import { splitFrontMatter } from "./split-front-matter.js";
 import { listPosts } from "./list-posts.js";
 import { readText, type Opened } from "./read-text.js";
 import { hashInParallel, parseInParallel } from "./parse-pool.js";
-import { folderListing, folderOfPost, listingOf, listingOfFolders, orgOfPost, pairsDigest, type PostsListing } from "./posts-listing.js";
+import { folderListing, listingOf, listingOfFolders, orgOfPost, pairsDigest, type PostsListing } from "./posts-listing.js";
 
 /** Bodies kept in memory, in UTF-16 code units (about twice as many bytes). */
 export const DEFAULT_BODY_BUDGET = 64 * 1024 * 1024;
@@ -119,12 +119,18 @@ export async function readPosts(
 
   let reused = 0;
   const previous = options.previous;
-  const orgs = listed.map((entry) => orgOfPost(entry.rel));
+  // Each post's organization and folder, as strings its folder's posts share (not a slice of each path).
+  const orgOfFolder = new Map<string, string>();
+  const orgs = listed.map((entry) => {
+    let orgId = orgOfFolder.get(entry.folder);
+    if (orgId === undefined) orgOfFolder.set(entry.folder, (orgId = orgOfPost(entry.rel)));
+    return orgId;
+  });
   const orgOf = (i: number) => orgs[i]!;
   const filesOf = new Map<string, number[]>();
   // Each organization's files by folder, in path order.
   const foldersOf = new Map<string, Map<string, number[]>>();
-  const folders = listed.map((entry) => folderOfPost(entry.rel));
+  const folders = listed.map((entry) => entry.folder);
   listed.forEach((_, i) => {
     const list = filesOf.get(orgOf(i));
     if (list) list.push(i);
