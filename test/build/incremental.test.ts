@@ -217,6 +217,10 @@ describe("incremental builds", () => {
       // Now and then an edit that moves a post, or one of its list item: those builds plan the organization whole.
       const moved = pick();
       if (step % 5 === 0) await writePost(fx.content, `${ORG}/p${moved}.md`, postMeta(`p${moved}`, { title: `Moved ${step}`, publishedAt: "2026-02-02" }));
+      // Now and then a block too, in the same build: the rows part is planned while the posts stay in place.
+      if (step % 3 === 0) {
+        withDb(fx.db, (db) => db.prepare("UPDATE block_fields SET value = ? WHERE org_id = ? AND block_id = 'hero'").run(JSON.stringify(`Hi ${step}`), ORG));
+      }
       const now = new Date(clockAt(step));
       const report = await buildFixture(fx, { preview: true, now });
       const clean = path.join(fx.dir, `clean-${step}`);
