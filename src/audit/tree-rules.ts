@@ -233,7 +233,9 @@ function checkItems(kind: Kind, orgId: string, files: readonly FileFacts[], exp:
     ? exp.published.map((p) => ({ ...p, why: `is published in ${exp.source}`, fix: REBUILD }))
     : mentioned(kind, idFiles, slugFiles, list, add);
   const listIndex = new Map<string, number>();
-  listItems.forEach((item, i) => inScope(item) && listIndex.set(item.id, i));
+  listItems.forEach((item, i) => {
+    if (inScope(item)) listIndex.set(item.id, i);
+  });
   for (const r of reach) {
     const idRel = fileOf(itemRoute(kind.id, orgId, r));
     const slugRel = fileOf(itemRoute(kind.slug, orgId, r));

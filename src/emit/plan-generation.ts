@@ -72,6 +72,13 @@ export function previousPosts(previous: PreviousBuild, codeVersion: string): Pic
 
 const rowCategories = new WeakMap<OrgRows, ReadonlyMap<string, { slug: string; value: string }>>();
 
+/** An organization's category names by slug, from its rows as read (one that validation refuses fails the build anyway). */
+function categoryNamesOf(rows: OrgRows): ReadonlyMap<string, { slug: string; value: string }> {
+  let categories = rowCategories.get(rows);
+  if (!categories) rowCategories.set(rows, (categories = new Map(rows.categories.map((c) => [String(c.slug), { slug: String(c.slug), value: String(c.value) }]))));
+  return categories;
+}
+
 /**
  * Whether an unchanged post is rendered again, and so read whole: its
  * category's slug or name changed (the categories' rows as stored, which
@@ -81,12 +88,7 @@ const rowCategories = new WeakMap<OrgRows, ReadonlyMap<string, { slug: string; v
  */
 export function needsRecordAt(now: number, publication: Publication): (rows: OrgRows, post: UnchangedPost) => boolean {
   return (rows, post) => {
-    let categories = rowCategories.get(rows);
-    if (!categories) {
-      // Rows as read: one that validation refuses fails the build anyway.
-      rowCategories.set(rows, (categories = new Map(rows.categories.map((c) => [String(c.slug), { slug: String(c.slug), value: String(c.value) }]))));
-    }
-    if (builtKeyOf(post, categories, shownStatus(publication, post, now)) !== post.built.category) return true;
+    if (builtKeyOf(post, categoryNamesOf(rows), shownStatus(publication, post, now)) !== post.built.category) return true;
     return admits(publication, stateOf(post, now)) && post.built.summary === null;
   };
 }
@@ -115,7 +117,7 @@ export function editedInPlaceAt(
     if (stored.nextPublishAt !== null && Date.parse(stored.nextPublishAt) <= now) return false;
     if (stored.postsDigest !== postsDigestOf(codeVersion, pageSize, rows, recorded.content)) return false;
     // Rows as stored: the digest above says they are the ones the last build validated.
-    const categories = new Map(rows.categories.map((c) => [String(c.slug), { slug: String(c.slug), value: String(c.value) }]));
+    const categories = categoryNamesOf(rows);
     return edits.every(({ before, after }) => {
       const same = (key: "id" | "slug" | "status" | "category") => before.meta[key] === after.meta[key];
       if (!same("id") || !same("slug") || !same("status") || !same("category") || before.publish.instant !== after.publish.instant) return false;

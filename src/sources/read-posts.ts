@@ -142,6 +142,8 @@ export async function readPosts(
     else byFolder.set(folders[i]!, [i]);
   });
   const recordedOf = (orgId: string) => previous?.listing?.(orgId);
+  /** Whether every folder the previous build recorded of an organization is still there (a post in it may be gone). */
+  const noFolderGone = (orgId: string, recorded: PostsListing) => [...recorded.folders.keys()].every((folder) => foldersOf.get(orgId)?.has(folder));
   // Folders whose every file has the fingerprint recorded: none of their stored identities is read. And the
   // organizations whose every folder is so, none gone.
   const folderAsRecorded = new Set<string>();
@@ -149,7 +151,7 @@ export async function readPosts(
   for (const orgId of new Set([...(previous?.candidates ?? []), ...filesOf.keys()])) {
     const recorded = recordedOf(orgId);
     const byFolder = foldersOf.get(orgId) ?? new Map<string, number[]>();
-    let all = recorded !== undefined && [...recorded.folders.keys()].every((folder) => byFolder.has(folder));
+    let all = recorded !== undefined && noFolderGone(orgId, recorded);
     for (const [folder, files] of byFolder) {
       const digest = pairsDigest(files.map((i) => [listed[i]!.rel, listed[i]!.fingerprint] as const));
       if (recorded?.folders.get(folder)?.fingerprints === digest) folderAsRecorded.add(folder);
@@ -189,6 +191,10 @@ export async function readPosts(
   const kept = new Set<string>();
   const listings = new Map<string, PostsListing>();
   const refreshed: [string, string][] = [];
+  /** Records the new fingerprint of an unchanged post whose file was copied anew (its folder not as recorded). */
+  const refreshIfCopied = (i: number) => {
+    if (!folderAsRecorded.has(folders[i]!) && same[i] !== storedOf(i)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
+  };
   for (const orgId of previous?.kept ? (previous.candidates ?? []) : []) {
     const files = filesOf.get(orgId) ?? [];
     if (!files.every((i) => same[i] !== undefined)) continue;
@@ -197,7 +203,7 @@ export async function readPosts(
     kept.add(orgId);
     listings.set(orgId, listing);
     reused += files.length;
-    for (const i of files) if (!folderAsRecorded.has(folders[i]!) && same[i] !== storedOf(i)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
+    files.forEach(refreshIfCopied);
   }
   for (const orgId of kept) byOrg.delete(orgId);
   // Organizations that may have been edited in place: every file recorded, none gone, some with other bytes.
@@ -206,7 +212,7 @@ export async function readPosts(
   for (const orgId of previous?.inPlace ? (previous.candidates ?? []) : []) {
     const recorded = recordedOf(orgId);
     const byFolder = foldersOf.get(orgId);
-    if (kept.has(orgId) || !recorded || !byFolder || ![...recorded.folders.keys()].every((folder) => byFolder.has(folder))) continue;
+    if (kept.has(orgId) || !recorded || !byFolder || !noFolderGone(orgId, recorded)) continue;
     // A folder not as recorded holds as many posts as recorded, each with a stored identity: none added, none gone.
     const allRecorded = [...byFolder].every(
       ([folder, files]) => folderAsRecorded.has(folder) || (recorded.folders.get(folder)?.count === files.length && files.every((i) => storedOf(i) !== undefined)),
@@ -272,7 +278,7 @@ export async function readPosts(
         if (same[i] === undefined) continue;
         results[i] = null;
         reused++;
-        if (!folderAsRecorded.has(folders[i]!) && same[i] !== storedOf(i)!.fingerprint) refreshed.push([listed[i]!.rel, same[i]!]);
+        refreshIfCopied(i);
       }
       continue;
     }
