@@ -22,6 +22,7 @@ import { stateOf } from "../render/contents.js";
 import type { PostEdit, PreviousPosts } from "../sources/read-posts.js";
 import { folderOfPost, orgOfPost } from "../sources/posts-listing.js";
 import { admits, builtKeyOf, shownStatus, summaryBytes, type OrgPlan } from "../render/render-org.js";
+import type { ItemsParts } from "../render/pages.js";
 import type { Publication } from "../model/shapes.js";
 import { readState, type BuildState, type FileEntry, type StoredPost } from "./build-state.js";
 import { renderedBytes, sha256 } from "./file-bytes.js";
@@ -179,6 +180,8 @@ export interface Output {
   orgId: string;
   /** Its bytes: a list's pages are assembled again when they are written, never all held. */
   bytes: () => Buffer;
+  /** What a list or a page is assembled from. */
+  parts?: ItemsParts;
   size: number;
   sha256: string;
   /** Its bytes are the live file's. */
@@ -288,6 +291,7 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
         rel,
         orgId: plan.orgId,
         bytes: "bytes" in file ? file.bytes : () => bytes,
+        parts: "parts" in file ? file.parts : undefined,
         size: bytes.length,
         sha256: hash,
         unchanged: liveEntry(rel)?.[0] === hash,

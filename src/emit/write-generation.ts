@@ -19,6 +19,7 @@ import { linkSync, mkdirSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import type { Publication } from "../model/shapes.js";
+import type { ItemsParts } from "../render/pages.js";
 import type { PostRecord } from "../model/snapshot.js";
 import type { Inspected } from "../audit/audit-tree.js";
 import { createInspector } from "../audit/inspector.js";
@@ -210,9 +211,9 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
       statsOf(orgId).written++;
       (liveEntry(rel) ? changes.changed : changes.added).push(apiPathOfFile(rel));
     };
-    const write = async (rel: string, orgId: string, bytes: Buffer, hash: string, strings: StringSharing) => {
+    const write = async (rel: string, orgId: string, bytes: Buffer, hash: string, strings: StringSharing, parts?: ItemsParts) => {
       const tree = (await opened()).tree;
-      const found = inspect(rel, bytes);
+      const found = inspect(rel, bytes, parts);
       strings.shareIn(found);
       inspected.set(rel, found);
       // Only a copy of the live tree has a file there already.
@@ -225,7 +226,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
 
     for (const o of plan.outputs) {
       if (o.unchanged) keep(o.rel, o.orgId);
-      else await write(o.rel, o.orgId, o.bytes(), o.sha256, NO_SHARING);
+      else await write(o.rel, o.orgId, o.bytes(), o.sha256, NO_SHARING, o.parts);
     }
     let done = 0;
     const finished = (job: PostJob) => {

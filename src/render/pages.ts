@@ -17,6 +17,13 @@ export const pageCount = (total: number, limit: number): number => Math.max(1, M
 const ITEMS_OPEN = Buffer.from(`{"items":[`);
 const COMMA = Buffer.from(",");
 
+/** What a list or a page is assembled from: its items' canonical JSON, in order, and what follows them. */
+export interface ItemsParts {
+  items: readonly Buffer[];
+  /** `]}` for a list; `],"meta":…}` for a page. */
+  tail: string;
+}
+
 /**
  * `{"items":[`, the items' canonical JSON joined by commas, then `tail`: the
  * canonical JSON of a list or a page, as bytes, from its items' own bytes.
@@ -29,6 +36,18 @@ export function itemsBytes(items: readonly Buffer[], tail: string): Buffer {
   }
   parts.push(Buffer.from(tail));
   return Buffer.concat(parts);
+}
+
+/** Whether `bytes` are exactly what itemsBytes makes of `parts`. */
+export function isItemsBytes(bytes: Buffer, { items, tail }: ItemsParts): boolean {
+  if (bytes.length < ITEMS_OPEN.length || bytes.compare(ITEMS_OPEN, 0, ITEMS_OPEN.length, 0, ITEMS_OPEN.length) !== 0) return false;
+  let at = ITEMS_OPEN.length;
+  for (const [i, item] of items.entries()) {
+    if (i > 0 && bytes[at++] !== COMMA[0]) return false;
+    if (at + item.length > bytes.length || bytes.compare(item, 0, item.length, at, at + item.length) !== 0) return false;
+    at += item.length;
+  }
+  return bytes.subarray(at).equals(Buffer.from(tail));
 }
 
 /** Each of `items` as a view of `bytes`, which itemsBytes made of them. */
@@ -46,17 +65,18 @@ export function itemViews(bytes: Buffer, items: readonly Buffer[]): Buffer[] {
  * canonicalJson writes them), assembled from the items' own canonical JSON on
  * each call of its `bytes`.
  */
-export function pagesOf(items: readonly Buffer[], limit: number): { page: number; bytes: () => Buffer }[] {
+export function pagesOf(items: readonly Buffer[], limit: number): { page: number; bytes: () => Buffer; parts: ItemsParts }[] {
   const total = items.length;
   const pages = pageCount(total, limit);
-  const out: { page: number; bytes: () => Buffer }[] = [];
+  const out: { page: number; bytes: () => Buffer; parts: ItemsParts }[] = [];
   for (let page = 1; page <= pages; page++) {
     const slice = items.slice((page - 1) * limit, page * limit);
     const next = page < pages ? page + 1 : null;
     const prev = page > 1 ? page - 1 : null;
     // `${null}` is "null": the members as JSON writes them, in canonical order.
     const meta = `{"pagination":{"limit":${limit},"next":${next},"page":${page},"pages":${pages},"prev":${prev},"total":${total}}}`;
-    out.push({ page, bytes: () => itemsBytes(slice, `],"meta":${meta}}`) });
+    const tail = `],"meta":${meta}}`;
+    out.push({ page, bytes: () => itemsBytes(slice, tail), parts: { items: slice, tail } });
   }
   return out;
 }

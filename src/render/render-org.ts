@@ -23,17 +23,23 @@ import {
   type PostState,
 } from "./contents.js";
 import { renderOrganization } from "./organization.js";
-import { DEFAULT_PAGE_SIZE, itemViews, itemsBytes, pagesOf } from "./pages.js";
+import { DEFAULT_PAGE_SIZE, itemViews, itemsBytes, pagesOf, type ItemsParts } from "./pages.js";
 
 /**
  * A file of the tree: the JSON its route answers, or that JSON serialized
  * canonically, as UTF-8 bytes assembled on each call (a large organization's
  * pages are a second and a third copy of its list: they are not all held).
  */
-export type RenderedFile = JsonFile | { route: Route; bytes: () => Buffer };
+export type RenderedFile = JsonFile | AssembledFile;
 export interface JsonFile {
   route: Route;
   json: unknown;
+}
+/** A list or a page: the items' bytes it is assembled from, so the audit checks each item once (audit/inspector.ts). */
+export interface AssembledFile {
+  route: Route;
+  bytes: () => Buffer;
+  parts: ItemsParts;
 }
 
 export interface OrgCounts {
@@ -252,15 +258,15 @@ function planPosts(
   // Each item is kept as a view of the list, which holds them all: their own buffers go.
   const views = itemViews(list, items);
   ordered.forEach((post, i) => summaries.set(post.file, views[i]!));
-  const files: RenderedFile[] = [{ route: { kind: "contents", orgId }, bytes: () => list }];
-  for (const { page, bytes } of pagesOf(views, pageSize)) files.push({ route: { kind: "contentsPage", orgId, page: String(page) }, bytes });
+  const files: RenderedFile[] = [{ route: { kind: "contents", orgId }, bytes: () => list, parts: { items: views, tail: "]}" } }];
+  for (const { page, bytes, parts } of pagesOf(views, pageSize)) files.push({ route: { kind: "contentsPage", orgId, page: String(page) }, bytes, parts });
   // A post's category is its slug (categoriesBySlug); one the organization lacks is refused before rendering.
   const inCategory = new Map(org.categories.map((c) => [c.slug, [] as Buffer[]]));
   ordered.forEach((post, i) => {
     if (post.meta.category !== undefined) inCategory.get(post.meta.category)?.push(views[i]!);
   });
   for (const [slug, inList] of inCategory) {
-    for (const { page, bytes } of pagesOf(inList, pageSize)) files.push({ route: { kind: "categoryContentsPage", orgId, slug, page: String(page) }, bytes });
+    for (const { page, bytes, parts } of pagesOf(inList, pageSize)) files.push({ route: { kind: "categoryContentsPage", orgId, slug, page: String(page) }, bytes, parts });
   }
   return {
     files,

@@ -6,12 +6,14 @@
  * for secrets in its canonical spelling.
  */
 import { createHash } from "node:crypto";
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { fileOf, type Route } from "../../src/api-paths.js";
 import { inspectBytes } from "../../src/audit/audit-tree.js";
+import { createInspector } from "../../src/audit/inspector.js";
 import { StoredSecret } from "../../src/audit/read-secrets.js";
 import { needlesOf } from "../../src/audit/scan-secrets.js";
 import { canonicalJson } from "../../src/render/canonical-json.js";
+import { itemsBytes, itemViews, pagesOf } from "../../src/render/pages.js";
 
 const org = "acme";
 const orgIds = new Set([org]);
@@ -124,5 +126,81 @@ describe("inspectBytes", () => {
     expect(inspectBytes(rel, Buffer.from('{"id":'), orgIds, needles).problems).toEqual([
       { where: rel, message: expect.stringMatching(/^is not valid JSON \(.+\); rebuild the tree with cdsnap build$/) },
     ]);
+  });
+});
+
+describe("createInspector: a list's pages, assembled from its items", () => {
+  const items = Array.from({ length: 7 }, (_, i) => summary(`p${i + 1}`, `Post ${i + 1} ]},{`));
+  const itemBytes = items.map((item) => Buffer.from(canonicalJson(item), "utf8"));
+  const list = itemsBytes(itemBytes, "]}");
+  const views = itemViews(list, itemBytes);
+  const listRel = fileOf(routes.contents);
+  const pageRel = (page: number) => fileOf({ kind: "contentsPage", orgId: org, page: String(page) });
+  const pages = pagesOf(views, 3);
+
+  /** Every JSON text the inspection parses, while `run` runs. */
+  function parsedTexts<T>(run: () => T): { result: T; parsed: string[] } {
+    const parsed: string[] = [];
+    const parse = JSON.parse;
+    const spy = vi.spyOn(JSON, "parse").mockImplementation((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+      parsed.push(text);
+      return parse(text, reviver);
+    });
+    try {
+      return { result: run(), parsed };
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  test("once the list is inspected, each page gets the facts a whole inspection gives, without its items parsed again", () => {
+    const inspect = createInspector(orgIds, needles, "public");
+    expect(inspect(listRel, list, { items: views, tail: "]}" })).toEqual(inspectBytes(listRel, list, orgIds, needles));
+    for (const { page, bytes, parts } of pages) {
+      const pageBytes = bytes();
+      const { result, parsed } = parsedTexts(() => inspect(pageRel(page), pageBytes, parts));
+      expect(result).toEqual(inspectBytes(pageRel(page), pageBytes, orgIds, needles));
+      expect(result.facts?.items?.map((i) => i.id)).toEqual(parts.items.map((item) => JSON.parse(item.toString("utf8")).id));
+      // The page's own head and tail alone: `{"items":[],"meta":…}`.
+      expect(parsed.length).toBeGreaterThan(0);
+      expect(parsed.every((text) => text.startsWith('{"items":[]'))).toBe(true);
+    }
+  });
+
+  test("a page whose bytes are not the items it names is inspected whole, and what is wrong is found", () => {
+    const inspect = createInspector(orgIds, needles, "public");
+    inspect(listRel, list, { items: views, tail: "]}" });
+    const { parts } = pages[0]!;
+    const leaked = { ...items[0]!, secret: SECRET };
+    const tampered = itemsBytes([Buffer.from(canonicalJson(leaked)), ...parts.items.slice(1)], parts.tail);
+    const result = inspect(pageRel(1), tampered, parts);
+    expect(result).toEqual(inspectBytes(pageRel(1), tampered, orgIds, needles));
+    expect(result.problems.map((p) => p.message)).toEqual([
+      expect.stringContaining('holds the value of secret "stripe_key"'),
+      expect.stringContaining("does not match the content page response"),
+    ]);
+  });
+
+  test("a page's own tail is checked: a member the interface does not name fails it", () => {
+    const inspect = createInspector(orgIds, needles, "public");
+    inspect(listRel, list, { items: views, tail: "]}" });
+    const { parts } = pages[1]!;
+    const tail = parts.tail.replace('"pagination"', '"extra":1,"pagination"');
+    const bytes = itemsBytes(parts.items, tail);
+    const result = inspect(pageRel(2), bytes, { items: parts.items, tail });
+    expect(result.problems).toEqual([{ where: pageRel(2), message: expect.stringContaining("does not match the content page response") }]);
+  });
+
+  test("items of a list that failed its inspection are not known: a page of them is inspected whole", () => {
+    const inspect = createInspector(orgIds, needles, "public");
+    const leaky = [...itemBytes.slice(0, 2), Buffer.from(canonicalJson({ ...items[2]!, excerpt: `has ${SECRET}` }))];
+    const leakyList = itemsBytes(leaky, "]}");
+    const leakyViews = itemViews(leakyList, leaky);
+    expect(inspect(listRel, leakyList, { items: leakyViews, tail: "]}" }).problems).toHaveLength(1);
+    const [first] = pagesOf(leakyViews, 3);
+    const pageBytes = first!.bytes();
+    const { result, parsed } = parsedTexts(() => inspect(pageRel(1), pageBytes, first!.parts));
+    expect(result.problems).toEqual([{ where: pageRel(1), message: expect.stringContaining('holds the value of secret "stripe_key"') }]);
+    expect(parsed).toContain(pageBytes.toString("utf8"));
   });
 });
