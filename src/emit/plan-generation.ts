@@ -281,12 +281,25 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
   };
   const outputs: Output[] = [];
   const jobs: PostJob[] = [];
+  // A block's file by id and by slug are the same JSON: serialized and hashed once, and handed to the audit as one buffer.
+  const serialized = new Map<unknown, { bytes: Buffer; hash: string }>();
+  const bytesOf = (file: OrgPlan["files"][number]) => {
+    if ("bytes" in file) {
+      const bytes = file.bytes();
+      return { bytes, hash: sha256(bytes) };
+    }
+    let known = serialized.get(file.json);
+    if (!known) {
+      const bytes = renderedBytes(file);
+      serialized.set(file.json, (known = { bytes, hash: sha256(bytes) }));
+    }
+    return known;
+  };
   for (const plan of plans) {
     for (const file of plan.files) {
       const rel = fileOf(file.route);
       claim(rel, `organization ${plan.orgId}`);
-      const bytes = renderedBytes(file);
-      const hash = sha256(bytes);
+      const { bytes, hash } = bytesOf(file);
       outputs.push({
         rel,
         orgId: plan.orgId,
