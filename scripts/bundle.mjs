@@ -28,7 +28,27 @@ import path from "node:path";
 const manifest = JSON.parse(readFileSync("package.json", "utf8"));
 const bundledOutside = Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).filter((name) => name !== "zod");
 
-const common = { bundle: true, target: "node20", format: "esm", sourcemap: true, logLevel: "warning", write: false };
+/**
+ * zod's namespace re-exports every locale it has (`z.locales`: about 60, half
+ * the bundled package, 370 KB); its messages are set to English by
+ * `config(en())` whatever is exported. Nothing here reads another locale, so
+ * the locales module is replaced by one that exports `en` alone: loading zod
+ * (every validating command, every build thread) took 26 ms, now 19.
+ */
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/]/.test(args.importer) ? { path: "zod-locales", namespace: "zod-english-only", pluginData: args.resolveDir } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "zod-english-only" }, (args) => ({
+      contents: `export { default as en } from "../locales/en.js";`,
+      resolveDir: args.pluginData,
+    }));
+  },
+};
+
+const common = { bundle: true, target: "node20", format: "esm", sourcemap: true, logLevel: "warning", write: false, plugins: [zodEnglishOnly] };
 
 /**
  * Writes what changed, each file by a rename: a test suite runs this script
