@@ -10,7 +10,10 @@ import { isItemsBytes, itemsBytes, type ItemsParts } from "../render/pages.js";
 import { ROUTES } from "../route-table.js";
 import { inspectBytes, type Inspected } from "./audit-tree.js";
 import { scanForSecrets, type SecretNeedle } from "./scan-secrets.js";
-import type { ListItemFacts } from "./tree-rules.js";
+import type { FileFacts, ListItemFacts } from "./tree-rules.js";
+
+/** A list with more new items than this (and an eighth of its items) is checked whole. */
+const MOST_CHECKED_ALONE = 64;
 
 /** The schema of a list shape's items (the same object for a list and its pages), or none. */
 function itemSchemaOf(shape: ShapeName): unknown {
@@ -30,14 +33,48 @@ function itemSchemaOf(shape: ShapeName): unknown {
  * checked as a page with no items, and the whole is searched for secrets. An
  * organization's pages repeat its list three times over (the list, its pages
  * and its categories' pages): each item is now parsed and checked once.
+ * `recorded` gives the facts the live tree's audit recorded for a path (a
+ * trusted state, made by this code): a rebuild checks only the items of a
+ * list that its last audit did not.
  */
 export function createInspector(
   orgIds: ReadonlySet<string>,
   needles: readonly SecretNeedle[],
   publication: Publication,
+  recorded: (rel: string) => FileFacts | undefined = () => undefined,
 ): (rel: string, bytes: Buffer, parts?: ItemsParts) => Inspected {
   const byBytes = new WeakMap<Buffer, Inspected>();
   const knownItems = new WeakMap<Buffer, { schema: unknown; facts: ListItemFacts }>();
+
+  /**
+   * A list rewritten by a rebuild holds mostly the items its last audit
+   * checked: an item with the hash of one it recorded is that item (the
+   * facts are those of its bytes); any other is checked alone, as a list of
+   * one. Then the list is assembled from known items, like a page.
+   */
+  const learnFromRecord = (rel: string, parts: ItemsParts, schema: unknown): void => {
+    const before = recorded(rel)?.items;
+    if (!before) return;
+    const byHash = new Map(before.map((item) => [item.hash, item]));
+    const unknown: Buffer[] = [];
+    for (const item of parts.items) {
+      if (knownItems.get(item)?.schema === schema) continue;
+      const facts = byHash.get(sha256(item));
+      if (facts) knownItems.set(item, { schema, facts });
+      else unknown.push(item);
+    }
+    // Checked one by one, many new items would cost more than the list checked whole.
+    if (unknown.length > Math.max(MOST_CHECKED_ALONE, parts.items.length / 8)) return;
+    for (const item of unknown) {
+      const facts = alone(rel, item, parts.tail);
+      if (facts === undefined) return;
+      knownItems.set(item, { schema, facts });
+    }
+  };
+  const alone = (rel: string, item: Buffer, tail: string): ListItemFacts | undefined => {
+    const found = inspectBytes(rel, itemsBytes([item], tail), orgIds, needles, publication);
+    return found.problems.length === 0 && found.facts?.items?.length === 1 ? found.facts.items[0] : undefined;
+  };
 
   const assembled = (rel: string, bytes: Buffer, parts: ItemsParts, schema: unknown): Inspected | undefined => {
     const items: ListItemFacts[] = [];
@@ -71,6 +108,9 @@ export function createInspector(
     if (parts && schema !== undefined) {
       const found = assembled(rel, bytes, parts, schema);
       if (found) return found;
+      learnFromRecord(rel, parts, schema);
+      const fromRecord = assembled(rel, bytes, parts, schema);
+      if (fromRecord) return fromRecord;
     }
     const result = inspectBytes(rel, bytes, orgIds, needles, publication);
     byBytes.set(bytes, result);

@@ -183,7 +183,10 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
   };
   const replay = new Map<string, boolean>();
   const inspected = new Map<string, Inspected>();
-  const inspect = createInspector(options.inspection.orgIds, options.inspection.needles, options.inspection.publication);
+  // What the live tree's audit found, where this code made that tree: a rewritten list is checked for its new items.
+  const recorded = (rel: string) =>
+    trusted && state.orgs.get(orgOfFile(rel))?.code === plan.codeVersion ? state.auditAt([rel]).get(rel)?.facts : undefined;
+  const inspect = createInspector(options.inspection.orgIds, options.inspection.needles, options.inspection.publication, recorded);
   const changes: ChangedPaths = { added: [], changed: [], removed: plan.removed.map(apiPathOfFile) };
   for (const rel of plan.removed) statsOf(orgOfFile(rel)).removed++;
   let postsRendered = 0;

@@ -204,3 +204,68 @@ describe("createInspector: a list's pages, assembled from its items", () => {
     expect(parsed).toContain(pageBytes.toString("utf8"));
   });
 });
+
+describe("createInspector: a rewritten list, against what the last audit recorded of it", () => {
+  const listRel = fileOf(routes.contents);
+  const posts = Array.from({ length: 100 }, (_, i) => summary(`p${i + 1}`, `Post ${i + 1}`));
+  const bytesOf = (json: unknown) => Buffer.from(canonicalJson(json), "utf8");
+  const listOf = (items: readonly unknown[]) => {
+    const itemBytes = items.map(bytesOf);
+    const bytes = itemsBytes(itemBytes, "]}");
+    return { bytes, parts: { items: itemViews(bytes, itemBytes), tail: "]}" } };
+  };
+  const before = listOf(posts);
+  const recordedFacts = inspectBytes(listRel, before.bytes, orgIds, needles).facts!;
+  const recorded = (rel: string) => (rel === listRel ? recordedFacts : undefined);
+
+  /** The texts JSON.parse is given while `run` runs. */
+  function parsing<T>(run: () => T): { result: T; parsed: string[] } {
+    const parsed: string[] = [];
+    const parse = JSON.parse;
+    const spy = vi.spyOn(JSON, "parse").mockImplementation((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+      parsed.push(text);
+      return parse(text, reviver);
+    });
+    try {
+      return { result: run(), parsed };
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  test("a post added and one gone: only the new item is parsed, and the facts are those of a whole inspection", () => {
+    const added = summary("p999", "A new post");
+    const now = listOf([added, ...posts.slice(0, 50), ...posts.slice(51)]);
+    const inspect = createInspector(orgIds, needles, "public", recorded);
+    const { result, parsed } = parsing(() => inspect(listRel, now.bytes, now.parts));
+    expect(result).toEqual(inspectBytes(listRel, now.bytes, orgIds, needles));
+    expect(parsed.filter((text) => text.includes('"id":"p'))).toEqual([`{"items":[${canonicalJson(added)}]}`]);
+  });
+
+  test("an item with a recorded id but other bytes is checked again: a secret in it is found", () => {
+    const leaked = { ...posts[3]!, excerpt: `now with ${SECRET}` };
+    const now = listOf([...posts.slice(0, 3), leaked, ...posts.slice(4)]);
+    const inspect = createInspector(orgIds, needles, "public", recorded);
+    const result = inspect(listRel, now.bytes, now.parts);
+    expect(result).toEqual(inspectBytes(listRel, now.bytes, orgIds, needles));
+    expect(result.problems).toEqual([{ where: listRel, message: expect.stringContaining('holds the value of secret "stripe_key"') }]);
+  });
+
+  test("an item the shape refuses fails the list as a whole inspection does", () => {
+    const extra = { ...posts[7]!, internalNote: "not in the interface" };
+    const now = listOf([...posts.slice(0, 7), extra, ...posts.slice(8)]);
+    const inspect = createInspector(orgIds, needles, "public", recorded);
+    const result = inspect(listRel, now.bytes, now.parts);
+    expect(result).toEqual(inspectBytes(listRel, now.bytes, orgIds, needles));
+    expect(result.problems).toEqual([{ where: listRel, message: expect.stringContaining("does not match the content list response") }]);
+  });
+
+  test("a list of mostly new items is checked whole, once", () => {
+    const fresh = Array.from({ length: 100 }, (_, i) => summary(`n${i}`, `New ${i}`));
+    const now = listOf(fresh);
+    const inspect = createInspector(orgIds, needles, "public", recorded);
+    const { result, parsed } = parsing(() => inspect(listRel, now.bytes, now.parts));
+    expect(result).toEqual(inspectBytes(listRel, now.bytes, orgIds, needles));
+    expect(parsed).toEqual([now.bytes.toString("utf8")]);
+  });
+});
