@@ -129,6 +129,21 @@ describe("inspectBytes", () => {
   });
 });
 
+/** Every JSON text the code under test parses while `run` runs: what an inspection read whole. */
+function parsedTexts<T>(run: () => T): { result: T; parsed: string[] } {
+  const parsed: string[] = [];
+  const parse = JSON.parse;
+  const spy = vi.spyOn(JSON, "parse").mockImplementation((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+    parsed.push(text);
+    return parse(text, reviver);
+  });
+  try {
+    return { result: run(), parsed };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
 describe("createInspector: a list's pages, assembled from its items", () => {
   const items = Array.from({ length: 7 }, (_, i) => summary(`p${i + 1}`, `Post ${i + 1} ]},{`));
   const itemBytes = items.map((item) => Buffer.from(canonicalJson(item), "utf8"));
@@ -137,21 +152,6 @@ describe("createInspector: a list's pages, assembled from its items", () => {
   const listRel = fileOf(routes.contents);
   const pageRel = (page: number) => fileOf({ kind: "contentsPage", orgId: org, page: String(page) });
   const pages = pagesOf(views, 3);
-
-  /** Every JSON text the inspection parses, while `run` runs. */
-  function parsedTexts<T>(run: () => T): { result: T; parsed: string[] } {
-    const parsed: string[] = [];
-    const parse = JSON.parse;
-    const spy = vi.spyOn(JSON, "parse").mockImplementation((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
-      parsed.push(text);
-      return parse(text, reviver);
-    });
-    try {
-      return { result: run(), parsed };
-    } finally {
-      spy.mockRestore();
-    }
-  }
 
   test("once the list is inspected, each page gets the facts a whole inspection gives, without its items parsed again", () => {
     const inspect = createInspector(orgIds, needles, "public");
@@ -218,53 +218,31 @@ describe("createInspector: a rewritten list, against what the last audit recorde
   const recordedFacts = inspectBytes(listRel, before.bytes, orgIds, needles).facts!;
   const recorded = (rel: string) => (rel === listRel ? recordedFacts : undefined);
 
-  /** The texts JSON.parse is given while `run` runs. */
-  function parsing<T>(run: () => T): { result: T; parsed: string[] } {
-    const parsed: string[] = [];
-    const parse = JSON.parse;
-    const spy = vi.spyOn(JSON, "parse").mockImplementation((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
-      parsed.push(text);
-      return parse(text, reviver);
-    });
-    try {
-      return { result: run(), parsed };
-    } finally {
-      spy.mockRestore();
-    }
-  }
-
   test("a post added and one gone: only the new item is parsed, and the facts are those of a whole inspection", () => {
     const added = summary("p999", "A new post");
     const now = listOf([added, ...posts.slice(0, 50), ...posts.slice(51)]);
     const inspect = createInspector(orgIds, needles, "public", recorded);
-    const { result, parsed } = parsing(() => inspect(listRel, now.bytes, now.parts));
+    const { result, parsed } = parsedTexts(() => inspect(listRel, now.bytes, now.parts));
     expect(result).toEqual(inspectBytes(listRel, now.bytes, orgIds, needles));
     expect(parsed.filter((text) => text.includes('"id":"p'))).toEqual([`{"items":[${canonicalJson(added)}]}`]);
   });
 
-  test("an item with a recorded id but other bytes is checked again: a secret in it is found", () => {
-    const leaked = { ...posts[3]!, excerpt: `now with ${SECRET}` };
-    const now = listOf([...posts.slice(0, 3), leaked, ...posts.slice(4)]);
+  test.each([
+    ["a secret in it", 3, { excerpt: `now with ${SECRET}` }, 'holds the value of secret "stripe_key"'],
+    ["a member the interface does not name", 7, { internalNote: "not in the interface" }, "does not match the content list response"],
+  ])("an item with a recorded id but other bytes is checked again: %s fails the list as a whole inspection does", (_, at, change, message) => {
+    const now = listOf(posts.map((post, i) => (i === at ? { ...post, ...change } : post)));
     const inspect = createInspector(orgIds, needles, "public", recorded);
     const result = inspect(listRel, now.bytes, now.parts);
     expect(result).toEqual(inspectBytes(listRel, now.bytes, orgIds, needles));
-    expect(result.problems).toEqual([{ where: listRel, message: expect.stringContaining('holds the value of secret "stripe_key"') }]);
-  });
-
-  test("an item the shape refuses fails the list as a whole inspection does", () => {
-    const extra = { ...posts[7]!, internalNote: "not in the interface" };
-    const now = listOf([...posts.slice(0, 7), extra, ...posts.slice(8)]);
-    const inspect = createInspector(orgIds, needles, "public", recorded);
-    const result = inspect(listRel, now.bytes, now.parts);
-    expect(result).toEqual(inspectBytes(listRel, now.bytes, orgIds, needles));
-    expect(result.problems).toEqual([{ where: listRel, message: expect.stringContaining("does not match the content list response") }]);
+    expect(result.problems).toEqual([{ where: listRel, message: expect.stringContaining(message) }]);
   });
 
   test("a list of mostly new items is checked whole, once", () => {
     const fresh = Array.from({ length: 100 }, (_, i) => summary(`n${i}`, `New ${i}`));
     const now = listOf(fresh);
     const inspect = createInspector(orgIds, needles, "public", recorded);
-    const { result, parsed } = parsing(() => inspect(listRel, now.bytes, now.parts));
+    const { result, parsed } = parsedTexts(() => inspect(listRel, now.bytes, now.parts));
     expect(result).toEqual(inspectBytes(listRel, now.bytes, orgIds, needles));
     expect(parsed).toEqual([now.bytes.toString("utf8")]);
   });
