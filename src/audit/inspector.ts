@@ -6,8 +6,8 @@ import type { z } from "zod";
 import { routeOfFile } from "../api-paths.js";
 import { sha256 } from "../emit/file-bytes.js";
 import { SHAPES, shapeIn, type Publication, type ShapeName } from "../model/shapes.js";
-import { isItemsBytes, itemsBytes, type ItemsParts } from "../render/pages.js";
 import { ROUTES } from "../route-table.js";
+import { assembledBytes, isAssembledFrom, type AssembledParts } from "./assembled-bytes.js";
 import { inspectBytes, type Inspected } from "./audit-tree.js";
 import { scanForSecrets, type SecretNeedle } from "./scan-secrets.js";
 import type { FileFacts, ListItemFacts } from "./tree-rules.js";
@@ -42,7 +42,7 @@ export function createInspector(
   needles: readonly SecretNeedle[],
   publication: Publication,
   recorded: (rel: string) => FileFacts | undefined = () => undefined,
-): (rel: string, bytes: Buffer, parts?: ItemsParts) => Inspected {
+): (rel: string, bytes: Buffer, parts?: AssembledParts) => Inspected {
   const byBytes = new WeakMap<Buffer, Inspected>();
   const knownItems = new WeakMap<Buffer, { schema: unknown; facts: ListItemFacts }>();
 
@@ -52,7 +52,7 @@ export function createInspector(
    * facts are those of its bytes); any other is checked alone, as a list of
    * one. Then the list is assembled from known items, like a page.
    */
-  const learnFromRecord = (rel: string, parts: ItemsParts, schema: unknown): void => {
+  const learnFromRecord = (rel: string, parts: AssembledParts, schema: unknown): void => {
     const before = recorded(rel)?.items;
     if (!before) return;
     const byHash = new Map(before.map((item) => [item.hash, item]));
@@ -72,26 +72,26 @@ export function createInspector(
     }
   };
   const alone = (rel: string, item: Buffer, tail: string): ListItemFacts | undefined => {
-    const found = inspectBytes(rel, itemsBytes([item], tail), orgIds, needles, publication);
+    const found = inspectBytes(rel, assembledBytes([item], tail), orgIds, needles, publication);
     return found.problems.length === 0 && found.facts?.items?.length === 1 ? found.facts.items[0] : undefined;
   };
 
-  const assembled = (rel: string, bytes: Buffer, parts: ItemsParts, schema: unknown): Inspected | undefined => {
+  const assembled = (rel: string, bytes: Buffer, parts: AssembledParts, schema: unknown): Inspected | undefined => {
     const items: ListItemFacts[] = [];
     for (const item of parts.items) {
       const known = knownItems.get(item);
       if (known === undefined || known.schema !== schema) return undefined;
       items.push(known.facts);
     }
-    if (!isItemsBytes(bytes, parts)) return undefined;
-    const frame = inspectBytes(rel, itemsBytes([], parts.tail), orgIds, needles, publication);
+    if (!isAssembledFrom(bytes, parts)) return undefined;
+    const frame = inspectBytes(rel, assembledBytes([], parts.tail), orgIds, needles, publication);
     if (frame.problems.length > 0 || !frame.facts || scanForSecrets(rel, bytes, needles).length > 0) return undefined;
     return { problems: [], facts: { ...frame.facts, hash: sha256(bytes), items } };
   };
 
-  const learnItems = (bytes: Buffer, parts: ItemsParts, schema: unknown, found: Inspected) => {
+  const learnItems = (bytes: Buffer, parts: AssembledParts, schema: unknown, found: Inspected) => {
     const items = found.facts?.items;
-    if (found.problems.length > 0 || items?.length !== parts.items.length || !isItemsBytes(bytes, parts)) return;
+    if (found.problems.length > 0 || items?.length !== parts.items.length || !isAssembledFrom(bytes, parts)) return;
     // An item's facts hash its span of the text: the same hash proves the span is this item's bytes.
     parts.items.forEach((item, i) => {
       if (items[i]!.hash === sha256(item)) knownItems.set(item, { schema, facts: items[i]! });

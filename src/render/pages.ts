@@ -38,34 +38,6 @@ export function itemsBytes(items: readonly Buffer[], tail: string): Buffer {
   return Buffer.concat(parts);
 }
 
-/**
- * Whether `bytes` are exactly what itemsBytes makes of `parts`. Items that lie
- * one after another in one buffer, a comma between each (a page of a list's
- * views), are compared as one span: a page of the contents list costs one
- * comparison, not one per item.
- */
-export function isItemsBytes(bytes: Buffer, { items, tail }: ItemsParts): boolean {
-  if (bytes.length < ITEMS_OPEN.length || bytes.compare(ITEMS_OPEN, 0, ITEMS_OPEN.length, 0, ITEMS_OPEN.length) !== 0) return false;
-  let at = ITEMS_OPEN.length;
-  for (let i = 0; i < items.length; ) {
-    const first = items[i]!;
-    const under = new Uint8Array(first.buffer);
-    let end = first.byteOffset + first.length;
-    let next = i + 1;
-    for (; next < items.length; next++) {
-      const item = items[next]!;
-      if (item.buffer !== first.buffer || item.byteOffset !== end + 1 || under[end] !== COMMA[0]) break;
-      end = item.byteOffset + item.length;
-    }
-    if (i > 0 && bytes[at++] !== COMMA[0]) return false;
-    const length = end - first.byteOffset;
-    if (at + length > bytes.length || bytes.compare(under, first.byteOffset, end, at, at + length) !== 0) return false;
-    at += length;
-    i = next;
-  }
-  return bytes.subarray(at).equals(Buffer.from(tail));
-}
-
 /** Each of `items` as a view of `bytes`, which itemsBytes made of them. */
 export function itemViews(bytes: Buffer, items: readonly Buffer[]): Buffer[] {
   let at = ITEMS_OPEN.length;
