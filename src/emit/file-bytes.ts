@@ -19,3 +19,20 @@ export function fileBytes(json: unknown): Buffer {
 export function renderedBytes(file: { json: unknown } | { bytes: () => Buffer }): Buffer {
   return "bytes" in file ? file.bytes() : fileBytes(file.json);
 }
+
+/**
+ * Serializes and hashes JSON once per object: a block's or a post's file by
+ * id and by slug are the same object, so they become one buffer (which the
+ * audit's inspector then inspects once) with one hash.
+ */
+export function serializedOnce(): (json: unknown) => { bytes: Buffer; sha256: string } {
+  const done = new Map<unknown, { bytes: Buffer; sha256: string }>();
+  return (json) => {
+    let known = done.get(json);
+    if (!known) {
+      const bytes = fileBytes(json);
+      done.set(json, (known = { bytes, sha256: sha256(bytes) }));
+    }
+    return known;
+  };
+}

@@ -25,7 +25,7 @@ import { admits, builtKeyOf, shownStatus, summaryBytes, type OrgPlan } from "../
 import type { ItemsParts } from "../render/pages.js";
 import type { Publication } from "../model/shapes.js";
 import { readState, type BuildState, type FileEntry, type StoredPost } from "./build-state.js";
-import { renderedBytes, sha256 } from "./file-bytes.js";
+import { serializedOnce, sha256 } from "./file-bytes.js";
 import { listTree } from "./list-tree.js";
 import { liveGeneration, type Generation, type TreeStore } from "./tree-store.js";
 
@@ -281,25 +281,17 @@ export function planGeneration(previous: PreviousBuild, plans: readonly OrgPlan[
   };
   const outputs: Output[] = [];
   const jobs: PostJob[] = [];
-  // A block's file by id and by slug are the same JSON: serialized and hashed once, and handed to the audit as one buffer.
-  const serialized = new Map<unknown, { bytes: Buffer; hash: string }>();
+  const serialized = serializedOnce();
   const bytesOf = (file: OrgPlan["files"][number]) => {
-    if ("bytes" in file) {
-      const bytes = file.bytes();
-      return { bytes, hash: sha256(bytes) };
-    }
-    let known = serialized.get(file.json);
-    if (!known) {
-      const bytes = renderedBytes(file);
-      serialized.set(file.json, (known = { bytes, hash: sha256(bytes) }));
-    }
-    return known;
+    if ("json" in file) return serialized(file.json);
+    const bytes = file.bytes();
+    return { bytes, sha256: sha256(bytes) };
   };
   for (const plan of plans) {
     for (const file of plan.files) {
       const rel = fileOf(file.route);
       claim(rel, `organization ${plan.orgId}`);
-      const { bytes, hash } = bytesOf(file);
+      const { bytes, sha256: hash } = bytesOf(file);
       outputs.push({
         rel,
         orgId: plan.orgId,

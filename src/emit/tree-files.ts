@@ -12,7 +12,7 @@ import type { CategoryRecord, PostRecord } from "../model/snapshot.js";
 import type { PreviewStatus } from "../model/api.js";
 import { fileOf } from "../api-paths.js";
 import { renderPostFiles } from "../render/render-org.js";
-import { fileBytes, sha256 } from "./file-bytes.js";
+import { serializedOnce } from "./file-bytes.js";
 
 const errno = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
@@ -95,13 +95,6 @@ export function postFileBytes(
   categories: ReadonlyMap<string, CategoryRecord>,
   status?: PreviewStatus,
 ): { rel: string; bytes: Buffer; sha256: string }[] {
-  const serialized = new Map<unknown, { bytes: Buffer; sha256: string }>();
-  return renderPostFiles(orgId, post, body, categories, status).map((file) => {
-    let done = serialized.get(file.json);
-    if (!done) {
-      const bytes = fileBytes(file.json);
-      serialized.set(file.json, (done = { bytes, sha256: sha256(bytes) }));
-    }
-    return { rel: fileOf(file.route), ...done };
-  });
+  const serialized = serializedOnce();
+  return renderPostFiles(orgId, post, body, categories, status).map((file) => ({ rel: fileOf(file.route), ...serialized(file.json) }));
 }

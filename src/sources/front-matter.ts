@@ -51,9 +51,10 @@ function lineOf(doc: Document, counter: LineCounter, path: readonly PropertyKey[
 function keyLines(doc: Document, counter: LineCounter, parent: readonly PropertyKey[]): Map<unknown, number> {
   const container = parent.length === 0 ? doc.contents : doc.getIn(parent as (string | number)[], true);
   const lines = new Map<unknown, number>();
-  if (yamlLib().isMap(container)) {
+  const { isMap, isScalar } = yamlLib();
+  if (isMap(container)) {
     for (const pair of container.items) {
-      if (yamlLib().isScalar(pair.key) && pair.key.range && !lines.has(pair.key.value)) lines.set(pair.key.value, counter.linePos(pair.key.range[0]).line);
+      if (isScalar(pair.key) && pair.key.range && !lines.has(pair.key.value)) lines.set(pair.key.value, counter.linePos(pair.key.range[0]).line);
     }
   }
   return lines;
