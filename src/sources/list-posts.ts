@@ -18,7 +18,10 @@
  *
  * The calls are synchronous, like the reader's (parse-files.ts): one folder is
  * open at a time, so the open-file limit is never in play, and a plain system
- * call costs less than a promise through the thread pool.
+ * call costs less than a promise through the thread pool. The walk pauses
+ * every few hundred entries (a generator's yield) and tells each folder's
+ * posts once it is read, so its caller can hand work to other threads while
+ * it walks on (read-posts.ts hashes the posts a fresh checkout changed).
  */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, type Dirent, type Stats } from "node:fs";
 import path from "node:path";
@@ -36,6 +39,12 @@ export interface PostFile {
   /** The folder it is directly in (posts-listing.ts folderOfPost): one string shared by the folder's posts. */
   folder: string;
 }
+
+/** Told the posts directly in a folder once the walk has read it, in path order. */
+export type FolderRead = (folder: string, files: readonly PostFile[]) => void;
+
+/** Entries a walk looks at between two pauses: a few milliseconds of `stat`s. */
+const PAUSE_EVERY = 512;
 
 export interface PostListing {
   /** Sorted by path. */
@@ -85,9 +94,13 @@ class Walk {
   /** The content folder with a separator at its end: a path to look at is this and a `rel` joined by hand. */
   private readonly base: string;
 
+  /** Entries looked at since the last pause. */
+  private sincePause = 0;
+
   constructor(
     contentDir: string,
     private readonly realRoot: string,
+    private readonly onFolder: FolderRead,
   ) {
     this.base = path.join(contentDir, path.sep);
   }
@@ -146,14 +159,14 @@ class Walk {
    * Every post of one organization's folder: its real folders first, then the
    * links, so that a loop or a second path to a folder is blamed on a link.
    */
-  organization(orgId: string, stats: Stats, isLink: boolean): void {
+  *organization(orgId: string, stats: Stats, isLink: boolean): Generator<void, void> {
     const visited: Visited = new Map();
     const links: LinkedFolder[] = [];
     const root: Folder = { rel: orgId, stats };
     if (isLink) links.push({ ...root, target: readlinkSync(this.absolute(orgId)), holder: this.realRoot });
-    else this.folder(root, visited, links);
+    else yield* this.folder(root, visited, links);
     for (let next = links.shift(); next; next = links.shift()) {
-      if (this.linkAccepted(next, visited)) this.folder(next, visited, links);
+      if (this.linkAccepted(next, visited)) yield* this.folder(next, visited, links);
     }
   }
 
@@ -175,7 +188,7 @@ class Walk {
   }
 
   /** Reads `start` and the real folders below it (with a stack of its own: a tree may nest thousands deep); links found are queued on `links`. */
-  private folder(start: Folder, visited: Visited, links: LinkedFolder[]): void {
+  private *folder(start: Folder, visited: Visited, links: LinkedFolder[]): Generator<void, void> {
     for (let stack = [start], folder = stack.pop(); folder; folder = stack.pop()) {
       const already = visited.get(identityOf(folder.stats));
       if (already !== undefined) {
@@ -192,7 +205,12 @@ class Walk {
         continue;
       }
       const subfolders: Folder[] = [];
+      const first = this.files.length;
       for (const entry of entries) {
+        if (++this.sincePause === PAUSE_EVERY) {
+          this.sincePause = 0;
+          yield;
+        }
         if (entry.name.startsWith(".")) continue;
         const rel = `${folder.rel}/${entry.name}`;
         const what = this.entry(rel, entry, false, folder.rel);
@@ -200,6 +218,7 @@ class Walk {
         if (!entry.isSymbolicLink()) subfolders.push({ rel, stats: what.stats });
         else links.push({ rel, stats: what.stats, target: readlinkSync(this.absolute(rel)), holder: realpathSync(this.absolute(folder.rel)) });
       }
+      if (this.files.length > first) this.onFolder(folder.rel, this.files.slice(first));
       // Reversed onto the stack, so folders are read in name order.
       stack.push(...subfolders.reverse());
     }
@@ -227,13 +246,14 @@ function topEntries(contentDir: string, orgIds?: readonly string[]): [string, En
 /**
  * The post files of the named organization folders, or of every folder of the
  * content folder when `orgIds` is undefined; then a post directly in the
- * content folder is a problem too.
+ * content folder is a problem too. Run it to its end (each `next()` walks on
+ * to the next pause): its value is the listing.
  */
-export function listPosts(contentDir: string, realRoot: string, orgIds?: readonly string[]): PostListing {
-  const walk = new Walk(contentDir, realRoot);
+export function* walkPosts(contentDir: string, realRoot: string, orgIds: readonly string[] | undefined, onFolder: FolderRead): Generator<void, PostListing> {
+  const walk = new Walk(contentDir, realRoot, onFolder);
   for (const [name, type] of topEntries(contentDir, orgIds)) {
     const what = walk.entry(name, type, true);
-    if (what?.kind === "folder" && !isPostName(name)) walk.organization(name, what.stats, type.isSymbolicLink());
+    if (what?.kind === "folder" && !isPostName(name)) yield* walk.organization(name, what.stats, type.isSymbolicLink());
   }
   walk.files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
   return { files: walk.files, problems: walk.problems, warnings: walk.warnings, found: walk.found };

@@ -3,6 +3,8 @@
  * (CDSNAP_PARSE_THREADS=N): parsing them (YAML, validation, excerpts), and
  * hashing the posts a fresh checkout gave new files. Everyone takes batches
  * from one queue, this thread included, so no core waits while another has work.
+ * Hashing starts while the walk still runs: files join its queue folder by
+ * folder (hashingQueue).
  *
  * Every core by default, once there are enough files for a worker's start-up
  * to pay. With front matter read by js-yaml a second parsing thread saves
@@ -24,12 +26,6 @@ import { readIdentities, type Identity } from "./read-text.js";
 
 /** Below this many files to parse a worker's start-up costs more than it saves. */
 export const PARALLEL_THRESHOLD = 400;
-/**
- * Hashing a file costs a fraction of parsing it: below this many, one thread
- * does it. A fresh checkout of 10k posts hashed no faster on two (hyperfine,
- * 1.04 ± 0.07 the other way); of 100k, 1.21 ± 0.06 faster (3.80 -> 3.14 s).
- */
-export const HASH_PARALLEL_THRESHOLD = 20_000;
 /** A worker's batch; two are in flight so that it never waits for this thread to hand it the next. */
 const WORKER_BATCH = 200;
 /** This thread's batch: small, so that between two of them the workers' answers are taken in promptly. */
@@ -37,12 +33,13 @@ const OWN_BATCH = 25;
 
 const WORKER_URL = new URL("./parse-worker.js", import.meta.url);
 
-/** What a worker is asked: to parse the files, or to hash them. */
+/** What a worker is asked: to parse the files, or to hash them (unless this thread has claimed them back). */
 export interface PoolTask {
   kind: "parse" | "hash";
   contentDir: string;
   realRoot: string;
   rels: string[];
+  claim?: HashClaim;
 }
 
 /** Each file parsed: its record (with its body unless `policy` lets it go) or its problems. */
@@ -66,17 +63,160 @@ export async function parseInParallel(
   );
 }
 
-/** Each file's identity and SHA-256 as it is now, or null when it cannot be read (parsing then says why). */
-export async function hashInParallel(
-  contentDir: string,
-  realRoot: string,
-  rels: readonly string[],
-  threshold = HASH_PARALLEL_THRESHOLD,
-): Promise<(Identity | null)[]> {
-  const { results } = await shareOut<Identity | null>({ kind: "hash", contentDir, realRoot }, rels, threshold, (batch) =>
-    readIdentities(realRoot, contentDir, batch),
-  );
-  return results;
+/**
+ * A worker hashes beside this thread only for a walk of at least this many
+ * posts (as the last build recorded them). Two threads do not hash faster on a
+ * machine whose system calls do not scale across its cores: on this project's
+ * (2 vCPUs, tmpfs), a fresh checkout of 10k posts took as long either way
+ * (8 alternated pairs, 657 and 656 ms), and of 100k 6% less with a worker
+ * (0.94, faster in 8 of 10 pairs), the walk and the hashing overlapping.
+ */
+export const HASH_WORKER_POSTS = 20_000;
+/** Files waiting before the worker starts, once the walk is that large: about one folder's. */
+const HASH_WORKER_AFTER = 300;
+/**
+ * Files a hashing worker is sent ahead: enough to keep it busy while this
+ * thread reads a large folder's stored rows between two pauses of its walk.
+ * What it has not started when the walk ends, this thread takes back.
+ */
+const HASH_AHEAD = 4_000;
+/** Claim slots per worker: more than the batches it is ever sent ahead. */
+const CLAIM_SLOTS = 64;
+
+/**
+ * A batch of files sent to a hashing worker, with its claim slot: the worker
+ * hashes it only if it sets the slot from unclaimed to its own first; this
+ * thread, done walking, takes back a batch by setting it to its own.
+ */
+export interface HashClaim {
+  slots: Int32Array;
+  slot: number;
+}
+export const UNCLAIMED = 0;
+export const CLAIMED_BY_WORKER = 1;
+const CLAIMED_HERE = 2;
+
+/** Files to hash, handed over as a walk finds them; the identity of each once all are hashed. */
+export interface HashingQueue {
+  add: (rels: readonly string[]) => void;
+  /**
+   * Takes in the workers' answers and sends them more: awaited at each of the
+   * walk's pauses. Undefined while no worker runs (nothing to wait for).
+   */
+  pause: () => Promise<void> | undefined;
+  /** Each file's identity and SHA-256 in the order added, or null when it cannot be read (parsing then says why). This thread hashes beside the workers. */
+  identities: () => Promise<(Identity | null)[]>;
+}
+
+interface SentBatch {
+  start: number;
+  rels: string[];
+  claim: HashClaim;
+  /** The worker's identities, or null when this thread took the batch back. */
+  answer: Promise<(Identity | null)[] | null>;
+}
+
+/** `posts`: how many posts the walk is expected to find (a worker pays only for a large one). */
+export function hashingQueue(contentDir: string, realRoot: string, posts: number, workerAfter = HASH_WORKER_AFTER): HashingQueue {
+  const threads = threadsWanted("CDSNAP_PARSE_THREADS");
+  const workerFile = WORKER_URL.protocol === "file:" ? fileURLToPath(WORKER_URL) : "";
+  const canShare = posts >= HASH_WORKER_POSTS && threads >= 2 && workerFile.endsWith(".js") && existsSync(workerFile);
+  const queue: string[] = [];
+  let next = 0;
+  const found: (Identity | null)[] = [];
+  const take = (size: number): { start: number; rels: string[] } | null => {
+    if (next >= queue.length) return null;
+    const start = next;
+    next = Math.min(queue.length, next + size);
+    return { start, rels: queue.slice(start, next) };
+  };
+  const store = (start: number, identities: (Identity | null)[]) => identities.forEach((identity, i) => (found[start + i] = identity));
+  let closed = false;
+  // Workers that found the queue empty, waiting for more or for its end.
+  let idle: (() => void)[] = [];
+  const wake = () => {
+    const waiting = idle;
+    idle = [];
+    waiting.forEach((resume) => resume());
+  };
+  const running: Promise<void>[] = [];
+  // Every worker's batches sent and not yet answered, oldest first.
+  const sent: SentBatch[][] = [];
+
+  const runWorker = async (inFlight: SentBatch[]) => {
+    const worker = new Worker(workerFile);
+    const slots = new Int32Array(new SharedArrayBuffer(CLAIM_SLOTS * Int32Array.BYTES_PER_ELEMENT));
+    let batches = 0;
+    const waiting: ((batch: (Identity | null)[] | null) => void)[] = [];
+    let failed: ((error: unknown) => void) | null = null;
+    worker.on("message", (batch: (Identity | null)[] | null) => waiting.shift()?.(batch));
+    const crashed = new Promise<never>((_, reject) => (failed = reject));
+    crashed.catch(() => undefined);
+    worker.on("error", (error) => failed?.(error));
+    let ahead = 0;
+    try {
+      for (;;) {
+        for (let batch = ahead < HASH_AHEAD ? take(WORKER_BATCH) : null; batch; batch = ahead < HASH_AHEAD ? take(WORKER_BATCH) : null) {
+          // The slot's last batch was answered: no more than CLAIM_SLOTS are ever in flight.
+          const claim = { slots, slot: batches++ % CLAIM_SLOTS };
+          Atomics.store(slots, claim.slot, UNCLAIMED);
+          inFlight.push({ ...batch, claim, answer: new Promise((resolve) => waiting.push(resolve)) });
+          ahead += batch.rels.length;
+          worker.postMessage({ kind: "hash", contentDir, realRoot, rels: batch.rels, claim } satisfies PoolTask);
+        }
+        const first = inFlight[0];
+        if (first === undefined) {
+          if (closed) return;
+          await new Promise<void>((resume) => idle.push(resume));
+          continue;
+        }
+        const identities = await Promise.race([first.answer, crashed]);
+        inFlight.shift();
+        ahead -= first.rels.length;
+        if (identities !== null) store(first.start, identities);
+      }
+    } finally {
+      await worker.terminate();
+    }
+  };
+
+  return {
+    add(rels) {
+      for (const rel of rels) queue.push(rel);
+      if (canShare && running.length === 0 && queue.length - next >= workerAfter) {
+        for (let n = 1; n < threads; n++) {
+          const inFlight: SentBatch[] = [];
+          sent.push(inFlight);
+          const worker = runWorker(inFlight);
+          // Seen when the identities are asked for: a crash before then fails the build there.
+          worker.catch(() => undefined);
+          running.push(worker);
+        }
+      }
+      wake();
+    },
+    pause: () => (running.length === 0 ? undefined : new Promise<void>((resolve) => setImmediate(resolve))),
+    async identities() {
+      closed = true;
+      wake();
+      const breathe = () => (running.length > 0 ? new Promise((resolve) => setImmediate(resolve)) : undefined);
+      for (let batch = take(OWN_BATCH); batch; batch = take(OWN_BATCH)) {
+        store(batch.start, readIdentities(realRoot, contentDir, batch.rels));
+        // Between two batches the workers' answers are taken in, and they are sent more.
+        await breathe();
+      }
+      // What a worker was sent ahead and has not started, this thread hashes rather than wait: the newest first.
+      for (const inFlight of sent) {
+        for (const batch of [...inFlight].reverse()) {
+          if (Atomics.compareExchange(batch.claim.slots, batch.claim.slot, UNCLAIMED, CLAIMED_HERE) !== UNCLAIMED) break;
+          store(batch.start, readIdentities(realRoot, contentDir, batch.rels));
+          await breathe();
+        }
+      }
+      await Promise.all(running);
+      return found;
+    },
+  };
 }
 
 /**

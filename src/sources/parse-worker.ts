@@ -5,13 +5,18 @@
  * hashes never waits for it.
  */
 import { parentPort } from "node:worker_threads";
-import type { PoolTask } from "./parse-pool.js";
+import { CLAIMED_BY_WORKER, UNCLAIMED, type PoolTask } from "./parse-pool.js";
 import { readIdentities } from "./read-text.js";
 
 let answered: Promise<unknown> = Promise.resolve();
 
 async function answer(task: PoolTask): Promise<unknown> {
-  if (task.kind === "hash") return readIdentities(task.realRoot, task.contentDir, task.rels);
+  if (task.kind === "hash") {
+    const { claim } = task;
+    // Taken back by the thread that sent it, which hashed it itself.
+    if (claim && Atomics.compareExchange(claim.slots, claim.slot, UNCLAIMED, CLAIMED_BY_WORKER) !== UNCLAIMED) return null;
+    return readIdentities(task.realRoot, task.contentDir, task.rels);
+  }
   const { parseFiles } = await import("./parse-files.js");
   return parseFiles(task.contentDir, task.realRoot, task.rels);
 }

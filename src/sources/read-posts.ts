@@ -18,9 +18,9 @@ import { UsageError, type Problem, type SourceWarning } from "../errors.js";
 import { EDGE_FILE_LIMIT, postFileWarning } from "../model/edge-file-limit.js";
 import type { Post, PostRecord, UnchangedPost } from "../model/snapshot.js";
 import { splitFrontMatter } from "./split-front-matter.js";
-import { listPosts } from "./list-posts.js";
+import { walkPosts, type PostFile } from "./list-posts.js";
 import { readText, type Opened } from "./read-text.js";
-import { hashInParallel, parseInParallel } from "./parse-pool.js";
+import { hashingQueue, parseInParallel } from "./parse-pool.js";
 import { folderListing, listingOf, listingOfFolders, orgOfPost, pairsDigest, type PostsListing } from "./posts-listing.js";
 
 /** Bodies kept in memory, in UTF-16 code units (about twice as many bytes). */
@@ -98,6 +98,13 @@ export interface ReadPostsOptions {
   bodyBudget?: number;
 }
 
+/** How many posts the previous build recorded of the organizations that may be read. */
+function postsRecorded(previous: PreviousPosts | undefined): number {
+  let posts = 0;
+  for (const orgId of previous?.candidates ?? []) for (const folder of previous!.listing?.(orgId)?.folders.values() ?? []) posts += folder.count;
+  return posts;
+}
+
 /**
  * Reads every post of the named organization folders (all folders when
  * `orgIds` is undefined; then a post outside any folder is a problem too).
@@ -111,14 +118,34 @@ export async function readPosts(
   const realRoot = await orNullOn(realpath(contentDir), "ENOENT", "ENOTDIR", "ELOOP");
   if (realRoot === null) throw new UsageError(`content folder ${contentDir} does not exist`);
   if (!statSync(realRoot).isDirectory()) throw new UsageError(`content folder ${contentDir} is a file, not a folder; pass the folder that holds the organizations' folders`);
-  const listing = listPosts(contentDir, realRoot, orgIds);
+  const previous = options.previous;
+  // Folders whose every file has the fingerprint recorded: none of their stored identities is read.
+  const folderAsRecorded = new Set<string>();
+  // A post is its bytes: a file copied anew (a fresh checkout, an editor's save of the same text) is
+  // read and hashed, and parsed only if they differ. Handed to the hashing as each folder is walked.
+  const hashing = hashingQueue(contentDir, realRoot, postsRecorded(previous));
+  const handed: PostFile[] = [];
+  const folderRead = (folder: string, files: readonly PostFile[]) => {
+    if (previous === undefined) return;
+    const recorded = previous.listing?.(orgOfPost(files[0]!.rel))?.folders.get(folder);
+    if (recorded?.fingerprints === pairsDigest(files.map((file) => [file.rel, file.fingerprint] as const))) {
+      folderAsRecorded.add(folder);
+      return;
+    }
+    const copied = files.filter(({ rel, fingerprint }) => (previous.identity(rel)?.fingerprint ?? fingerprint) !== fingerprint);
+    for (const file of copied) handed.push(file);
+    hashing.add(copied.map((file) => file.rel));
+  };
+  const walk = walkPosts(contentDir, realRoot, orgIds, folderRead);
+  let step = walk.next();
+  for (; !step.done; step = walk.next()) await hashing.pause();
+  const listing = step.value;
   const problems: Problem[] = [...listing.problems];
   const byOrg = new Map<string, Post[]>();
   for (const id of orgIds ?? []) byOrg.set(id, []);
   const listed = listing.files;
 
   let reused = 0;
-  const previous = options.previous;
   // Each post's organization and folder, as strings its folder's posts share (not a slice of each path).
   const orgOfFolder = new Map<string, string>();
   const orgs = listed.map((entry) => {
@@ -144,20 +171,12 @@ export async function readPosts(
   const recordedOf = (orgId: string) => previous?.listing?.(orgId);
   /** Whether every folder the previous build recorded of an organization is still there (a post in it may be gone). */
   const noFolderGone = (orgId: string, recorded: PostsListing) => [...recorded.folders.keys()].every((folder) => foldersOf.get(orgId)?.has(folder));
-  // Folders whose every file has the fingerprint recorded: none of their stored identities is read. And the
-  // organizations whose every folder is so, none gone.
-  const folderAsRecorded = new Set<string>();
+  // The organizations whose every folder is as recorded, none gone.
   const asRecorded = new Set<string>();
   for (const orgId of new Set([...(previous?.candidates ?? []), ...filesOf.keys()])) {
     const recorded = recordedOf(orgId);
-    const byFolder = foldersOf.get(orgId) ?? new Map<string, number[]>();
-    let all = recorded !== undefined && noFolderGone(orgId, recorded);
-    for (const [folder, files] of byFolder) {
-      const digest = pairsDigest(files.map((i) => [listed[i]!.rel, listed[i]!.fingerprint] as const));
-      if (recorded?.folders.get(folder)?.fingerprints === digest) folderAsRecorded.add(folder);
-      else all = false;
-    }
-    if (all) asRecorded.add(orgId);
+    const folders = foldersOf.get(orgId)?.keys() ?? [];
+    if (recorded !== undefined && noFolderGone(orgId, recorded) && [...folders].every((folder) => folderAsRecorded.has(folder))) asRecorded.add(orgId);
   }
   /** An organization's listing now, each folder's from `fileNow` (its fingerprint and SHA-256) unless as recorded. */
   const listingNow = (orgId: string, fileNow: (i: number) => { fingerprint: string; sha256: string }): PostsListing => {
@@ -181,13 +200,13 @@ export async function readPosts(
     toHash.push(i);
     return undefined;
   });
-  // A post is its bytes: a file copied anew (a fresh checkout, an editor's
-  // save of the same text) is read and hashed, and parsed only if they differ.
-  const hashed = await hashInParallel(contentDir, realRoot, toHash.map((i) => listed[i]!.rel));
-  toHash.forEach((i, n) => {
-    const now = hashed[n];
+  // The files handed to the hashing as they were walked: those of these same tests.
+  const identities = await hashing.identities();
+  const hashed = new Map(handed.map((file, n) => [file, identities[n]]));
+  for (const i of toHash) {
+    const now = hashed.get(listed[i]!);
     if (now?.sha256 === storedOf(i)!.sha256) same[i] = now.fingerprint;
-  });
+  }
   const kept = new Set<string>();
   const listings = new Map<string, PostsListing>();
   const refreshed: [string, string][] = [];

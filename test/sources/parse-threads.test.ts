@@ -1,7 +1,7 @@
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleCliWith, runBundle } from "../fixtures/cli.js";
+import { bundleCliWith, bundleDirFor, runBundle } from "../fixtures/cli.js";
 import { type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
 import { insertOrg, withDb } from "../fixtures/database.js";
 import { postMeta, writePost } from "../fixtures/posts.js";
@@ -59,8 +59,7 @@ describe("hashing posts in worker threads", () => {
     await writeFile(path.join(fx.dir, "outside.md"), "not a post\n");
     await symlink(path.join(fx.dir, "outside.md"), path.join(fx.content, "acme", "outside.md"));
     const { build } = await import("esbuild");
-    // Beside node_modules, where the bundle's packages resolve.
-    bundleDir = await mkdtemp(path.join(REPO_ROOT, "node_modules", ".cache", "cdsnap-hash-"));
+    bundleDir = await bundleDirFor("hash");
     await build({
       entryPoints: { pool: path.join(REPO_ROOT, "src/sources/parse-pool.ts"), "parse-worker": path.join(REPO_ROOT, "src/sources/parse-worker.ts") },
       bundle: true,
@@ -78,14 +77,20 @@ describe("hashing posts in worker threads", () => {
     await rm(bundleDir, { recursive: true, force: true });
   });
 
-  it("a worker and this thread hash every file as one thread does, in order, with null where a file cannot be read", async () => {
+  it("files handed over in parts, a worker and this thread hash each as one thread does, with null where a file cannot be read", async () => {
     const pool = (await import(path.join(bundleDir, "pool.js"))) as typeof import("../../src/sources/parse-pool.js");
     const rels = [...Array.from({ length: 700 }, (_, i) => `acme/p${i}.md`), "acme/outside.md", "acme/gone.md"];
     const realRoot = await realpath(fx.content);
     const before = process.env.CDSNAP_PARSE_THREADS;
     process.env.CDSNAP_PARSE_THREADS = "2";
     try {
-      const shared = await pool.hashInParallel(fx.content, realRoot, rels, 1);
+      const queue = pool.hashingQueue(fx.content, realRoot, pool.HASH_WORKER_POSTS, 1);
+      // As a walk hands them over: a folder at a time, with pauses between.
+      for (let start = 0; start < rels.length; start += 90) {
+        queue.add(rels.slice(start, start + 90));
+        await queue.pause();
+      }
+      const shared = await queue.identities();
       const alone = readIdentities(realRoot, fx.content, rels);
       expect(shared).toEqual(alone);
       expect(alone.slice(-2)).toEqual([null, null]);
