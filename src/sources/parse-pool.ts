@@ -106,6 +106,8 @@ export interface HashingQueue {
   pause: () => Promise<void> | undefined;
   /** Each file's identity and SHA-256 in the order added, or null when it cannot be read (parsing then says why). This thread hashes beside the workers. */
   identities: () => Promise<(Identity | null)[]>;
+  /** Stops the workers: the walk failed, and no identity will be asked for. */
+  abandon: () => Promise<void>;
 }
 
 interface SentBatch {
@@ -140,11 +142,13 @@ export function hashingQueue(contentDir: string, realRoot: string, posts: number
     waiting.forEach((resume) => resume());
   };
   const running: Promise<void>[] = [];
+  const workers: Worker[] = [];
   // Every worker's batches sent and not yet answered, oldest first.
   const sent: SentBatch[][] = [];
 
   const runWorker = async (inFlight: SentBatch[]) => {
     const worker = new Worker(workerFile);
+    workers.push(worker);
     const slots = new Int32Array(new SharedArrayBuffer(CLAIM_SLOTS * Int32Array.BYTES_PER_ELEMENT));
     let batches = 0;
     const waiting: ((batch: (Identity | null)[] | null) => void)[] = [];
@@ -215,6 +219,11 @@ export function hashingQueue(contentDir: string, realRoot: string, posts: number
       }
       await Promise.all(running);
       return found;
+    },
+    async abandon() {
+      closed = true;
+      wake();
+      await Promise.all(workers.map((worker) => worker.terminate()));
     },
   };
 }

@@ -18,8 +18,8 @@ import { UsageError, type Problem, type SourceWarning } from "../errors.js";
 import { EDGE_FILE_LIMIT, postFileWarning } from "../model/edge-file-limit.js";
 import type { Post, PostRecord, UnchangedPost } from "../model/snapshot.js";
 import { splitFrontMatter } from "./split-front-matter.js";
-import { walkPosts, type PostFile } from "./list-posts.js";
-import { readText, type Opened } from "./read-text.js";
+import { walkPosts, type PostFile, type PostListing } from "./list-posts.js";
+import { readText, type Identity, type Opened } from "./read-text.js";
 import { hashingQueue, parseInParallel } from "./parse-pool.js";
 import { folderListing, listingOf, listingOfFolders, orgOfPost, pairsDigest, type PostsListing } from "./posts-listing.js";
 
@@ -136,10 +136,21 @@ export async function readPosts(
     for (const file of copied) handed.push(file);
     hashing.add(copied.map((file) => file.rel));
   };
-  const walk = walkPosts(contentDir, realRoot, orgIds, folderRead);
-  let step = walk.next();
-  for (; !step.done; step = walk.next()) await hashing.pause();
-  const listing = step.value;
+  let listing: PostListing;
+  let identities: (Identity | null)[];
+  try {
+    const walk = walkPosts(contentDir, realRoot, orgIds, folderRead);
+    let step = walk.next();
+    for (; !step.done; step = walk.next()) await hashing.pause();
+    listing = step.value;
+    identities = await hashing.identities();
+  } catch (error) {
+    // A worker left running would keep the process alive after the build has failed.
+    await hashing.abandon();
+    throw error;
+  }
+  // The files handed to the hashing as they were walked (those of the same tests as `toHash` below), each with its identity now.
+  const hashed = new Map(handed.map((file, n) => [file, identities[n]]));
   const problems: Problem[] = [...listing.problems];
   const byOrg = new Map<string, Post[]>();
   for (const id of orgIds ?? []) byOrg.set(id, []);
@@ -200,9 +211,6 @@ export async function readPosts(
     toHash.push(i);
     return undefined;
   });
-  // The files handed to the hashing as they were walked: those of these same tests.
-  const identities = await hashing.identities();
-  const hashed = new Map(handed.map((file, n) => [file, identities[n]]));
   for (const i of toHash) {
     const now = hashed.get(listed[i]!);
     if (now?.sha256 === storedOf(i)!.sha256) same[i] = now.fingerprint;

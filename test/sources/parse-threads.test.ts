@@ -56,12 +56,19 @@ describe("hashing posts in worker threads", () => {
     fx = await makeFixture();
     await mkdir(path.join(fx.content, "acme"), { recursive: true });
     for (let i = 0; i < 700; i++) await writeFile(path.join(fx.content, "acme", `p${i}.md`), `post ${i}\n`.repeat(i % 40));
+    // A folder the walk reads after acme/'s own posts, which a worker hashes by then.
+    await mkdir(path.join(fx.content, "acme", "later"));
+    await writeFile(path.join(fx.content, "acme", "later", "q.md"), "post q\n");
     await writeFile(path.join(fx.dir, "outside.md"), "not a post\n");
     await symlink(path.join(fx.dir, "outside.md"), path.join(fx.content, "acme", "outside.md"));
     const { build } = await import("esbuild");
     bundleDir = await bundleDirFor("hash");
     await build({
-      entryPoints: { pool: path.join(REPO_ROOT, "src/sources/parse-pool.ts"), "parse-worker": path.join(REPO_ROOT, "src/sources/parse-worker.ts") },
+      entryPoints: {
+        pool: path.join(REPO_ROOT, "src/sources/parse-pool.ts"),
+        "parse-worker": path.join(REPO_ROOT, "src/sources/parse-worker.ts"),
+        "read-posts": path.join(REPO_ROOT, "src/sources/read-posts.ts"),
+      },
       bundle: true,
       platform: "node",
       target: "node20",
@@ -99,5 +106,33 @@ describe("hashing posts in worker threads", () => {
       if (before === undefined) delete process.env.CDSNAP_PARSE_THREADS;
       else process.env.CDSNAP_PARSE_THREADS = before;
     }
+  });
+
+  it("a walk that fails while a worker hashes stops the worker: the build's process ends with the error", async () => {
+    // The previous build as readPosts is handed it: 30,000 posts recorded, every file with another fingerprint, and a
+    // state that cannot be read once the walk reaches acme/later/.
+    const script = path.join(bundleDir, "failing-walk.mjs");
+    await writeFile(
+      script,
+      `import { readPosts } from "./read-posts.js";
+const listing = { fingerprints: "", content: "", folders: new Map([["acme", { fingerprints: "", content: "", count: 30000 }]]) };
+const previous = {
+  candidates: ["acme"],
+  listing: () => listing,
+  identity: (rel) => {
+    if (rel.startsWith("acme/later/")) throw new Error("the build state cannot be read");
+    return { fingerprint: "recorded", sha256: "recorded" };
+  },
+  heads: () => new Map(),
+  record: () => undefined,
+};
+await readPosts(process.argv[2], undefined, { previous }).then(
+  () => console.log("read"),
+  (error) => console.log(error.message),
+);
+`,
+    );
+    const run = await runBundle(script, [fx.content], { CDSNAP_PARSE_THREADS: "2" });
+    expect(run).toMatchObject({ code: 0, stdout: "the build state cannot be read\n" });
   });
 });
