@@ -26,7 +26,7 @@ import { readIdentities, type Identity } from "./read-text.js";
 
 /** Below this many files to parse a worker's start-up costs more than it saves. */
 export const PARALLEL_THRESHOLD = 400;
-/** A worker's batch; two are in flight so that it never waits for this thread to hand it the next. */
+/** A worker's batch. Parsing keeps two in flight, so that a worker never waits for this thread to hand it the next; hashing keeps HASH_AHEAD files' worth. */
 const WORKER_BATCH = 200;
 /** This thread's batch: small, so that between two of them the workers' answers are taken in promptly. */
 const OWN_BATCH = 25;
