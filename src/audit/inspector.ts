@@ -50,11 +50,12 @@ export function createInspector(
    * A list rewritten by a rebuild holds mostly the items its last audit
    * checked: an item with the hash of one it recorded is that item (the
    * facts are those of its bytes); any other is checked alone, as a list of
-   * one. Then the list is assembled from known items, like a page.
+   * one. Then the list is assembled from known items, like a page. Whether
+   * every item is now known.
    */
-  const learnFromRecord = (rel: string, parts: AssembledParts, schema: unknown): void => {
+  const learnFromRecord = (rel: string, parts: AssembledParts, schema: unknown): boolean => {
     const before = recorded(rel)?.items;
-    if (!before) return;
+    if (!before) return false;
     const byHash = new Map(before.map((item) => [item.hash, item]));
     const unknown: Buffer[] = [];
     for (const item of parts.items) {
@@ -64,12 +65,13 @@ export function createInspector(
       else unknown.push(item);
     }
     // Checked one by one, many new items would cost more than the list checked whole.
-    if (unknown.length > Math.max(MOST_CHECKED_ALONE, parts.items.length / 8)) return;
+    if (unknown.length > Math.max(MOST_CHECKED_ALONE, parts.items.length / 8)) return false;
     for (const item of unknown) {
       const facts = alone(rel, item, parts.tail);
-      if (facts === undefined) return;
+      if (facts === undefined) return false;
       knownItems.set(item, { schema, facts });
     }
+    return true;
   };
   const alone = (rel: string, item: Buffer, tail: string): ListItemFacts | undefined => {
     const found = inspectBytes(rel, assembledBytes([item], tail), orgIds, needles, publication);
@@ -108,8 +110,7 @@ export function createInspector(
     if (parts && schema !== undefined) {
       const found = assembled(rel, bytes, parts, schema);
       if (found) return found;
-      learnFromRecord(rel, parts, schema);
-      const fromRecord = assembled(rel, bytes, parts, schema);
+      const fromRecord = learnFromRecord(rel, parts, schema) ? assembled(rel, bytes, parts, schema) : undefined;
       if (fromRecord) return fromRecord;
     }
     const result = inspectBytes(rel, bytes, orgIds, needles, publication);
