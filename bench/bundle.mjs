@@ -16,6 +16,7 @@ await build({
     floor: "bench/floor.ts",
     "memory-server": "bench/memory-server.ts",
     "edge-latency": "bench/edge-latency.ts",
+    "fused-pipeline": "bench/fused-pipeline.ts",
   },
   outdir: "dist/bench",
 });

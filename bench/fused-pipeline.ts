@@ -1,0 +1,181 @@
+/**
+ * A measurement of a build laid out otherwise, not a build:
+ *
+ *   node dist/bench/fused-pipeline.js <content> <db> <tree> [threads]
+ *
+ * Each post of the `bench` organization is read, hashed, parsed and validated,
+ * given its excerpt and list item, rendered, serialized and hashed, written and
+ * inspected as the audit inspects a written file, all in the thread that read
+ * it, on `threads` threads (this one included, default 2). Only small facts
+ * come back (the post's head, list item and record as JSON, each file's entry
+ * and audit facts), and this thread streams them into a SQLite file beside
+ * the tree (`<tree>.state.sqlite`) as they arrive, holding none of them. So it
+ * shows what a build whose posts are never held by one thread would cost in
+ * time and memory, next to `cdsnap build` on the same posts. Left out: the
+ * lists and their pages, the organization's other files, the audit's
+ * cross-file rules, the swap. docs/performance.md has what it measured.
+ */
+import Database from "better-sqlite3";
+import { mkdirSync, readdirSync, realpathSync, rmSync } from "node:fs";
+import path from "node:path";
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { fileOf } from "../src/api-paths.js";
+import { createInspector } from "../src/audit/inspector.js";
+import { serializedOnce } from "../src/emit/file-bytes.js";
+import { createFile } from "../src/emit/tree-files.js";
+import type { CategoryRecord, PostRecord } from "../src/model/snapshot.js";
+import { stateOf } from "../src/render/contents.js";
+import { scannedExcerpt } from "../src/render/excerpt.js";
+import { deriveExcerpt } from "../src/render/excerpt-lexer.js";
+import { renderPostFiles, summaryBytes } from "../src/render/render-org.js";
+import { parsePost } from "../src/sources/front-matter.js";
+import { readText } from "../src/sources/read-text.js";
+
+const ORG_ID = "bench";
+/** A worker's batch; two are in flight so that it never waits for this thread. */
+const WORKER_BATCH = 64;
+/** This thread's batch: small, so the workers' answers are taken in promptly. */
+const OWN_BATCH = 8;
+
+interface Setup {
+  content: string;
+  realRoot: string;
+  tree: string;
+  categories: [string, CategoryRecord][];
+  now: number;
+}
+
+interface PostFacts {
+  rel: string;
+  head: string;
+  /** Of a published post: what the state keeps of it, and its files. */
+  rows?: { record: string; summary: string; files: [rel: string, sha256: string, ino: number, mtimeMs: number, size: number, facts: string][] };
+}
+
+/** The whole of one post's work, in whichever thread runs it. */
+function postPipeline(setup: Setup): (rel: string) => PostFacts {
+  const categories = new Map(setup.categories);
+  const inspect = createInspector(new Set([ORG_ID]), [], "public");
+  const realDirs = new Map<string, string>();
+  return (rel) => {
+    const opened = readText(setup.realRoot, setup.content, rel, realDirs);
+    const { post } = parsePost(rel, opened.text);
+    if (!post) throw new Error(`${rel} does not parse: the bench's posts are valid`);
+    const { body, ...rest } = post;
+    const record: PostRecord = { ...rest, excerpt: rest.meta.excerpt ?? scannedExcerpt(body) ?? deriveExcerpt(body), fingerprint: opened.fingerprint, sha256: opened.sha256 };
+    const state = stateOf(record, setup.now);
+    const head = JSON.stringify({ id: record.meta.id, slug: record.meta.slug, state, instant: record.publish.instant, category: record.meta.category ?? null });
+    if (state !== "published") return { rel, head };
+    const serialized = serializedOnce();
+    const files = renderPostFiles(ORG_ID, record, body, categories).map((file): [string, string, number, number, number, string] => {
+      const at = fileOf(file.route);
+      const { bytes, sha256 } = serialized(file.json);
+      return [at, sha256, ...createFile(setup.tree, at, bytes, false), JSON.stringify(inspect(at, bytes))];
+    });
+    return { rel, head, rows: { record: JSON.stringify(record), summary: summaryBytes(record, categories, undefined).toString("utf8"), files } };
+  };
+}
+
+function postFiles(content: string): string[] {
+  const rels: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(path.join(content, dir), { withFileTypes: true })) {
+      const rel = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(rel);
+      else if (entry.name.endsWith(".md")) rels.push(rel);
+    }
+  };
+  walk(ORG_ID);
+  return rels.sort();
+}
+
+/** The state's rows, written as each post's facts arrive, committed once at the end. */
+function stateWriter(file: string) {
+  rmSync(file, { force: true });
+  const db = new Database(file);
+  db.exec("CREATE TABLE posts (file TEXT PRIMARY KEY, head TEXT, record TEXT, summary TEXT) WITHOUT ROWID");
+  db.exec("CREATE TABLE files (rel TEXT PRIMARY KEY, sha256 TEXT, ino INTEGER, mtime_ms REAL, size INTEGER, facts TEXT) WITHOUT ROWID");
+  db.exec("BEGIN");
+  const putPost = db.prepare("INSERT INTO posts VALUES (?, ?, ?, ?)");
+  // A post's files by id and by slug are two rows; a rerun of a path is one.
+  const putFile = db.prepare("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)");
+  let posts = 0;
+  let files = 0;
+  return {
+    put(facts: PostFacts) {
+      posts++;
+      putPost.run(facts.rel, facts.head, facts.rows?.record ?? null, facts.rows?.summary ?? null);
+      for (const row of facts.rows?.files ?? []) {
+        putFile.run(...row);
+        files++;
+      }
+    },
+    close() {
+      db.exec("COMMIT");
+      db.close();
+      return { posts, files };
+    },
+  };
+}
+
+async function main(content: string, dbFile: string, tree: string, threads: number): Promise<void> {
+  rmSync(tree, { recursive: true, force: true });
+  mkdirSync(tree, { recursive: true });
+  // Timed from here: a tree left by an earlier run is not this run's work.
+  const started = performance.now();
+  const db = new Database(dbFile, { readonly: true });
+  const categories = db.prepare("SELECT id, slug, value, position FROM categories WHERE org_id = ?").all(ORG_ID) as CategoryRecord[];
+  db.close();
+  const setup: Setup = { content, realRoot: realpathSync(content), tree, categories: categories.map((c) => [c.slug, c]), now: Date.now() };
+  const rels = postFiles(content);
+  const state = stateWriter(`${tree}.state.sqlite`);
+  let next = 0;
+  const take = (size: number) => rels.slice(next, (next = Math.min(rels.length, next + size)));
+
+  const runWorker = () =>
+    new Promise<void>((resolve, reject) => {
+      const worker = new Worker(new URL(import.meta.url), { workerData: setup });
+      let inFlight = 0;
+      const send = () => {
+        const batch = take(WORKER_BATCH);
+        if (batch.length > 0) {
+          inFlight++;
+          worker.postMessage(batch);
+        } else if (inFlight === 0) {
+          void worker.terminate().then(() => resolve());
+        }
+      };
+      worker.on("message", (answers: PostFacts[]) => {
+        inFlight--;
+        answers.forEach(state.put);
+        send();
+      });
+      worker.on("error", reject);
+      send();
+      send();
+    });
+  const runHere = async () => {
+    const one = postPipeline(setup);
+    for (let batch = take(OWN_BATCH); batch.length > 0; batch = take(OWN_BATCH)) {
+      for (const rel of batch) state.put(one(rel));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  await Promise.all([...Array.from({ length: threads - 1 }, runWorker), runHere()]);
+  const { posts, files } = state.close();
+  const ms = Math.round(performance.now() - started);
+  process.stdout.write(`${JSON.stringify({ posts, files, threads, ms, rssMiB: Math.round(process.memoryUsage().rss / 2 ** 20) })}\n`);
+}
+
+if (!isMainThread) {
+  const one = postPipeline(workerData as Setup);
+  parentPort!.on("message", (rels: string[]) => parentPort!.postMessage(rels.map(one)));
+} else {
+  const [content, db, tree, threads = "2"] = process.argv.slice(2);
+  if (!content || !db || !tree || !(Number(threads) >= 1)) {
+    process.stderr.write("usage: node dist/bench/fused-pipeline.js <content> <db> <tree> [threads]\n");
+    process.exitCode = 2;
+  } else {
+    await main(content, db, tree, Math.floor(Number(threads)));
+  }
+}
