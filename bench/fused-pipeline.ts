@@ -16,8 +16,7 @@
  * cross-file rules, the swap. docs/performance.md has what it measured.
  */
 import Database from "better-sqlite3";
-import { mkdirSync, readdirSync, realpathSync, rmSync } from "node:fs";
-import path from "node:path";
+import { mkdirSync, realpathSync, rmSync } from "node:fs";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { fileOf } from "../src/api-paths.js";
 import { createInspector } from "../src/audit/inspector.js";
@@ -29,6 +28,7 @@ import { scannedExcerpt } from "../src/render/excerpt.js";
 import { deriveExcerpt } from "../src/render/excerpt-lexer.js";
 import { renderPostFiles, summaryBytes } from "../src/render/render-org.js";
 import { parsePost } from "../src/sources/front-matter.js";
+import { walkPosts } from "../src/sources/list-posts.js";
 import { readText } from "../src/sources/read-text.js";
 
 const ORG_ID = "bench";
@@ -76,17 +76,12 @@ function postPipeline(setup: Setup): (rel: string) => PostFacts {
   };
 }
 
-function postFiles(content: string): string[] {
-  const rels: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(path.join(content, dir), { withFileTypes: true })) {
-      const rel = `${dir}/${entry.name}`;
-      if (entry.isDirectory()) walk(rel);
-      else if (entry.name.endsWith(".md")) rels.push(rel);
-    }
-  };
-  walk(ORG_ID);
-  return rels.sort();
+/** The posts as the build's walk finds them (its `stat` of each post included). */
+function postFiles(content: string, realRoot: string): string[] {
+  const walk = walkPosts(content, realRoot, [ORG_ID], () => undefined);
+  let step = walk.next();
+  while (!step.done) step = walk.next();
+  return step.value.files.map((file) => file.rel);
 }
 
 /** The state's rows, written as each post's facts arrive, committed once at the end. */
@@ -127,7 +122,7 @@ async function main(content: string, dbFile: string, tree: string, threads: numb
   const categories = db.prepare("SELECT id, slug, value, position FROM categories WHERE org_id = ?").all(ORG_ID) as CategoryRecord[];
   db.close();
   const setup: Setup = { content, realRoot: realpathSync(content), tree, categories: categories.map((c) => [c.slug, c]), now: Date.now() };
-  const rels = postFiles(content);
+  const rels = postFiles(content, setup.realRoot);
   const state = stateWriter(`${tree}.state.sqlite`);
   let next = 0;
   const take = (size: number) => rels.slice(next, (next = Math.min(rels.length, next + size)));
