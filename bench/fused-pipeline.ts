@@ -92,8 +92,7 @@ function stateWriter(file: string) {
   db.exec("CREATE TABLE files (rel TEXT PRIMARY KEY, sha256 TEXT, ino INTEGER, mtime_ms REAL, size INTEGER, facts TEXT) WITHOUT ROWID");
   db.exec("BEGIN");
   const putPost = db.prepare("INSERT INTO posts VALUES (?, ?, ?, ?)");
-  // A post's files by id and by slug are two rows; a rerun of a path is one.
-  const putFile = db.prepare("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)");
+  const putFile = db.prepare("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)");
   let posts = 0;
   let files = 0;
   return {
