@@ -3,8 +3,8 @@
  *
  *   node dist/bench/fused-pipeline.js <content> <db> <tree> [threads]
  *
- * Each post of the `bench` organization is read, hashed, parsed and validated,
- * given its excerpt and list item, rendered, serialized and hashed, written and
+ * Each post of the `bench` organization is read, hashed, parsed and validated
+ * as the build parses it (parse-files.ts), given its list item, rendered, serialized and hashed, written and
  * inspected as the audit inspects a written file, all in the thread that read
  * it, on `threads` threads (this one included, default 2). Only small facts
  * come back (the post's head, list item and record as JSON, each file's entry
@@ -24,12 +24,9 @@ import { serializedOnce } from "../src/emit/file-bytes.js";
 import { createFile } from "../src/emit/tree-files.js";
 import type { CategoryRecord, PostRecord } from "../src/model/snapshot.js";
 import { stateOf } from "../src/render/contents.js";
-import { scannedExcerpt } from "../src/render/excerpt.js";
-import { deriveExcerpt } from "../src/render/excerpt-lexer.js";
 import { renderPostFiles, summaryBytes } from "../src/render/render-org.js";
-import { parsePost } from "../src/sources/front-matter.js";
 import { walkPosts } from "../src/sources/list-posts.js";
-import { readText } from "../src/sources/read-text.js";
+import { parseFiles } from "../src/sources/parse-files.js";
 
 const ORG_ID = "bench";
 /** A worker's batch; two are in flight so that it never waits for this thread. */
@@ -52,28 +49,29 @@ interface PostFacts {
   rows?: { record: string; summary: string; files: [rel: string, sha256: string, ino: number, mtimeMs: number, size: number, facts: string][] };
 }
 
-/** The whole of one post's work, in whichever thread runs it. */
-function postPipeline(setup: Setup): (rel: string) => PostFacts {
+/** The whole of each post's work, for a batch of posts, in whichever thread runs it. */
+function postPipeline(setup: Setup): (rels: readonly string[]) => Promise<PostFacts[]> {
   const categories = new Map(setup.categories);
   const inspect = createInspector(new Set([ORG_ID]), [], "public");
-  const realDirs = new Map<string, string>();
-  return (rel) => {
-    const opened = readText(setup.realRoot, setup.content, rel, realDirs);
-    const { post } = parsePost(rel, opened.text);
-    if (!post) throw new Error(`${rel} does not parse: the bench's posts are valid`);
-    const { body, ...rest } = post;
-    const record: PostRecord = { ...rest, excerpt: rest.meta.excerpt ?? scannedExcerpt(body) ?? deriveExcerpt(body), fingerprint: opened.fingerprint, sha256: opened.sha256 };
+  const rendered = (record: PostRecord): PostFacts => {
     const state = stateOf(record, setup.now);
     const head = JSON.stringify({ id: record.meta.id, slug: record.meta.slug, state, instant: record.publish.instant, category: record.meta.category ?? null });
-    if (state !== "published") return { rel, head };
+    if (state !== "published") return { rel: record.file, head };
+    const { body, ...kept } = record;
     const serialized = serializedOnce();
-    const files = renderPostFiles(ORG_ID, record, body, categories).map((file): [string, string, number, number, number, string] => {
+    const files = renderPostFiles(ORG_ID, record, body!, categories).map((file): [string, string, number, number, number, string] => {
       const at = fileOf(file.route);
       const { bytes, sha256 } = serialized(file.json);
       return [at, sha256, ...createFile(setup.tree, at, bytes, false), JSON.stringify(inspect(at, bytes))];
     });
-    return { rel, head, rows: { record: JSON.stringify(record), summary: summaryBytes(record, categories, undefined).toString("utf8"), files } };
+    return { rel: record.file, head, rows: { record: JSON.stringify(kept), summary: summaryBytes(record, categories, undefined).toString("utf8"), files } };
   };
+  // Parsed as the build parses (parse-files.ts), every body kept: a batch is rendered once parsed, then let go.
+  return async (rels) =>
+    (await parseFiles(setup.content, setup.realRoot, rels)).map((parsed, n) => {
+      if (Array.isArray(parsed)) throw new Error(`${rels[n]} does not parse: the bench's posts are valid`);
+      return rendered(parsed);
+    });
 }
 
 /** The posts as the build's walk finds them (its `stat` of each post included). */
@@ -149,9 +147,10 @@ async function main(content: string, dbFile: string, tree: string, threads: numb
       send();
     });
   const runHere = async () => {
-    const one = postPipeline(setup);
+    const batchHere = postPipeline(setup);
     for (let batch = take(OWN_BATCH); batch.length > 0; batch = take(OWN_BATCH)) {
-      for (const rel of batch) state.put(one(rel));
+      (await batchHere(batch)).forEach(state.put);
+      // A parse that needs no lexer never waits: a turn of the event loop takes in the workers' answers.
       await new Promise((resolve) => setImmediate(resolve));
     }
   };
@@ -162,8 +161,8 @@ async function main(content: string, dbFile: string, tree: string, threads: numb
 }
 
 if (!isMainThread) {
-  const one = postPipeline(workerData as Setup);
-  parentPort!.on("message", (rels: string[]) => parentPort!.postMessage(rels.map(one)));
+  const batch = postPipeline(workerData as Setup);
+  parentPort!.on("message", (rels: string[]) => void batch(rels).then((answers) => parentPort!.postMessage(answers)));
 } else {
   const [content, db, tree, threads = "2"] = process.argv.slice(2);
   if (!content || !db || !tree || !(Number(threads) >= 1)) {
