@@ -45,11 +45,13 @@ import {
   type PreviousBuild,
 } from "./emit/plan-generation.js";
 import { keepLive, publishGeneration } from "./emit/publish-generation.js";
+import { openRecordSpool } from "./emit/record-spool.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
 import { acquireBuildLock, assertReplaceable, previewOutOf, treeStoreOf, type TreeStore } from "./emit/tree-store.js";
 import { discardGeneration, writeGeneration, type ChangedPaths, type WriteResult } from "./emit/write-generation.js";
 import { InvalidSourcesError, UsageError, type Problem } from "./errors.js";
 import type { Publication } from "./model/shapes.js";
+import type { RecordSpool } from "./model/snapshot.js";
 import { EDGE_FILE_LIMIT, postsWarned, treeFileWarnings, type TreeFileSize } from "./model/edge-file-limit.js";
 import { changedTags } from "./on-change/change-set.js";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./render/pages.js";
@@ -112,7 +114,12 @@ async function buildTree(options: BuildOptions, store: TreeStore, publication: P
   // build compares against is what it replaces.
   const release = await acquireBuildLock(store);
   try {
-    return await runStages(options, store, publication);
+    const spool = openRecordSpool(store.stateDir);
+    try {
+      return await runStages(options, store, publication, spool);
+    } finally {
+      spool.close();
+    }
   } finally {
     await release();
   }
@@ -127,15 +134,17 @@ interface BuildInput {
   /** The organizations of an `--org` build, sorted; undefined for all. */
   orgIds: readonly string[] | undefined;
   pageSize: number;
+  /** Where the records of the posts read wait until their files and rows are written. */
+  spool: RecordSpool;
 }
 
-async function runStages(options: BuildOptions, store: TreeStore, publication: Publication): Promise<BuildReport> {
+async function runStages(options: BuildOptions, store: TreeStore, publication: Publication, spool: RecordSpool): Promise<BuildReport> {
   const stage = stageTimer();
   const orgIds = options.orgs && options.orgs.length > 0 ? [...new Set(options.orgs)].sort() : undefined;
   const previous = await stage("readPrevious", () => readPreviousBuild(store, { verify: options.verify }));
   // A build not told the page size keeps the live tree's: `serve` and `dev` build with no flag for it.
   const pageSize = options.pageSize ?? previous.state.pageSize ?? DEFAULT_PAGE_SIZE;
-  const input: BuildInput = { options, store, publication, now: (options.now ?? new Date()).getTime(), orgIds, pageSize };
+  const input: BuildInput = { options, store, publication, now: (options.now ?? new Date()).getTime(), orgIds, pageSize, spool };
 
   const sources = await stage("loadSources", () => loadValidSources(input, previous));
   const plan = await stage("plan", () => planBuild(input, previous, sources));
@@ -170,6 +179,7 @@ async function loadValidSources(input: BuildInput, previous: PreviousBuild) {
         inPlace: editedInPlaceAt(previous, { codeVersion: CODE_VERSION, pageSize: input.pageSize }, input.now, input.publication),
       },
       bodyBudget: options.bodyBudget,
+      spool: input.spool,
     },
     (db) => {
       const secrets = readSecrets(db);

@@ -24,7 +24,7 @@ import type { OrgExpectation } from "../audit/audit-inputs.js";
 import type { FileFacts } from "../audit/tree-rules.js";
 import { orgFolderOf, orgInFolder } from "../api-paths.js";
 import { CdsnapError } from "../errors.js";
-import type { PostHead, PostRecord, UnchangedPost } from "../model/snapshot.js";
+import { headFieldsOf, recordJsonOf, type FreshPost, type PostHead, type PostRecord, type UnchangedPost } from "../model/snapshot.js";
 import type { OrgCounts } from "../render/render-org.js";
 import { folderOfPost, listingOfFolders, orgOfPost, type FolderListing, type PostsListing } from "../sources/posts-listing.js";
 import { filesInMemory, generationFiles, sameEntry, storedFiles, withDb, type FileTable, type GenerationFiles, type StoredFiles } from "./file-table.js";
@@ -32,7 +32,7 @@ import type { Generation, TreeStore } from "./tree-store.js";
 
 /** A post a build parsed or read back whole, and what it made of it: the rows it records. */
 export interface BuiltPost {
-  record: Omit<PostRecord, "body">;
+  post: FreshPost;
   built: UnchangedPost["built"];
 }
 
@@ -363,16 +363,6 @@ export function readNextPublishAt(store: Pick<TreeStore, "stateDir">, live: Pick
 /** What a head row holds of a post: its PostHead, but the file and its identity (in post_ids). */
 type StoredHead = Omit<PostHead, "file" | "fingerprint" | "sha256">;
 
-/** The lines of the keys a head's checks quote (cross-check.ts). */
-const HEAD_LINES = ["id", "slug", "category"] as const;
-
-function headOf(record: Omit<PostRecord, "body">): StoredHead {
-  const { meta, publish, lines } = record;
-  const head: StoredHead = { meta: { id: meta.id, slug: meta.slug, status: meta.status, publishedAt: meta.publishedAt, category: meta.category }, publish };
-  if (lines) head.lines = Object.fromEntries(HEAD_LINES.flatMap((key) => (lines[key] === undefined ? [] : [[key, lines[key]]])));
-  return head;
-}
-
 /** An organization's heads: all of them, or those of `files`. */
 function readHeads(file: string, orgId: string, files?: readonly string[]): Map<string, UnchangedPost> {
   return withDb(file, (db) => {
@@ -553,10 +543,9 @@ function writeOrgRows(db: Database.Database, next: Pick<NextState, "orgs" | "pos
   for (const [orgId, byFile] of [...next.posts, ...next.edited]) {
     for (const [f, post] of byFile) {
       if (post === null) continue;
-      const { fingerprint, sha256, ...record } = post.record;
-      putId.run(orgId, f, fingerprint, sha256);
-      putPost.run(f, JSON.stringify(record));
-      putHead.run(orgId, f, JSON.stringify(headOf(post.record)), post.built.category, post.built.summary?.toString("utf8") ?? null);
+      putId.run(orgId, f, post.post.fingerprint, post.post.sha256);
+      putPost.run(f, recordJsonOf(post.post));
+      putHead.run(orgId, f, JSON.stringify(headFieldsOf(post.post)), post.built.category, post.built.summary?.toString("utf8") ?? null);
     }
   }
   const refresh = db.prepare("UPDATE post_ids SET fingerprint = ? WHERE org_id = ? AND file = ?");

@@ -16,7 +16,7 @@ import { fileOf, parseApiPath, type Route } from "../api-paths.js";
 import { isErrnoCode } from "../errno.js";
 import { itemFileKinds, itemRoute, kindOf, ROUTES } from "../route-table.js";
 import type { OrgRows } from "../db/read-snapshot.js";
-import { isUnchanged, type PostHead, type PostRecord, type UnchangedPost } from "../model/snapshot.js";
+import { isUnchanged, type FreshPost, type PostHead, type UnchangedPost } from "../model/snapshot.js";
 import { canonicalJson } from "../render/canonical-json.js";
 import { stateOf } from "../render/contents.js";
 import type { PostEdit, PreviousPosts } from "../sources/read-posts.js";
@@ -193,7 +193,7 @@ export interface Output {
  * body. One unchanged keeps the live generation's files, and its paths are not
  * even made: its id and slug, so its files, are those its last build claimed.
  */
-export type PostJob = { orgId: string; plan: OrgPlan } & ({ reuse: false; post: PostRecord; rels: string[] } | { reuse: true; post: UnchangedPost });
+export type PostJob = { orgId: string; plan: OrgPlan } & ({ reuse: false; post: FreshPost; rels: string[] } | { reuse: true; post: UnchangedPost });
 
 export type RenderJob = Extract<PostJob, { reuse: false }>;
 

@@ -4,7 +4,7 @@
  * and removes generations older than the one it replaced.
  */
 import type { OrgExpectation } from "../audit/audit-inputs.js";
-import { isUnchanged, type Post, type PostRecord } from "../model/snapshot.js";
+import { isUnchanged, type FreshPost, type Post } from "../model/snapshot.js";
 import { builtKeyOf, type OrgPlan } from "../render/render-org.js";
 import { refreshState, sameListing, writeState, type AuditState, type BuiltPost, type NextState, type StoredOrg } from "./build-state.js";
 import type { PostsListing } from "../sources/posts-listing.js";
@@ -34,10 +34,10 @@ export interface KeptSources {
  * edited in place of the organizations whose posts part was kept.
  */
 function nextPosts(plan: GenerationPlan, records: ReadonlyMap<string, readonly Post[]>): Pick<NextState, "posts" | "edited"> {
-  const built = ({ categories, summaries, shows }: OrgPlan, post: PostRecord): BuiltPost => {
-    const { body: _body, ...record } = post;
-    return { record, built: { category: builtKeyOf(post, categories, shows(post)), summary: summaries.get(post.file) ?? null } };
-  };
+  const built = ({ categories, summaries, shows }: OrgPlan, post: FreshPost): BuiltPost => ({
+    post,
+    built: { category: builtKeyOf(post, categories, shows(post)), summary: summaries.get(post.file) ?? null },
+  });
   const posts: NextState["posts"] = new Map();
   for (const orgPlan of plan.postsPlanned) {
     const byFile = new Map<string, BuiltPost | null>();
@@ -46,7 +46,7 @@ function nextPosts(plan: GenerationPlan, records: ReadonlyMap<string, readonly P
   }
   const edited: NextState["edited"] = new Map();
   for (const orgPlan of plan.postsKept) {
-    const inPlace = (records.get(orgPlan.orgId) ?? []).filter((post): post is PostRecord => !isUnchanged(post));
+    const inPlace = (records.get(orgPlan.orgId) ?? []).filter((post): post is FreshPost => !isUnchanged(post));
     if (inPlace.length > 0) edited.set(orgPlan.orgId, new Map(inPlace.map((post) => [post.file, built(orgPlan, post)])));
   }
   return { posts, edited };

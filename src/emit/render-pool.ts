@@ -32,7 +32,10 @@ const WORKER_URL = new URL("./render-worker.js", import.meta.url);
 /** What a worker renders a post from. */
 export interface RenderJobInput {
   orgId: string;
-  post: PostRecord;
+  /** Its record as the build state stores it (recordJsonOf): one flat string crosses to a worker for a fraction of what an object's copy costs. */
+  record: string;
+  /** What the record's JSON leaves out: the file's identity, and its body while the build holds it. */
+  beside: Pick<PostRecord, "fingerprint" | "sha256" | "body">;
   categories: [string, CategoryRecord][];
   /** The status its answers show: in the preview tree only. */
   status?: PreviewStatus;

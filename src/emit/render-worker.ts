@@ -2,6 +2,7 @@
 import path from "node:path";
 import { parentPort } from "node:worker_threads";
 import { createInspector } from "../audit/inspector.js";
+import { recordFromJson } from "../model/snapshot.js";
 import { loadBody } from "../sources/read-posts.js";
 import type { FileOutcome, RenderAnswer, RenderJobInput, RenderSetup, RenderTask } from "./render-pool.js";
 import { createFile, linkInto, postFileBytes } from "./tree-files.js";
@@ -12,8 +13,9 @@ let inspect: ReturnType<typeof createInspector> = () => ({ problems: [] });
 function render(job: RenderJobInput): FileOutcome[] {
   const { tree, contentDir, linkFrom, replace } = setup!;
   const live = new Map(job.live);
-  const body = job.post.body ?? loadBody(contentDir, job.post);
-  return postFileBytes(job.orgId, job.post, body, new Map(job.categories), job.status).map(({ rel, bytes, sha256 }): FileOutcome => {
+  const post = recordFromJson(job.record, job.beside);
+  const body = post.body ?? loadBody(contentDir, post);
+  return postFileBytes(job.orgId, post, body, new Map(job.categories), job.status).map(({ rel, bytes, sha256 }): FileOutcome => {
     if (live.get(rel) === sha256) {
       if (linkFrom !== null) linkInto(tree, path.join(linkFrom, rel), rel, false);
       return { rel, kept: true };

@@ -20,7 +20,7 @@ import { rm } from "node:fs/promises";
 import path from "node:path";
 import type { Publication } from "../model/shapes.js";
 import type { ItemsParts } from "../render/pages.js";
-import type { PostRecord } from "../model/snapshot.js";
+import { recordJsonOf, recordOf, type PostRecord } from "../model/snapshot.js";
 import type { Inspected } from "../audit/audit-tree.js";
 import { createInspector } from "../audit/inspector.js";
 import type { SecretNeedle } from "../audit/scan-secrets.js";
@@ -246,8 +246,9 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
     postsRendered = toRender.length;
     const renderHere = async (job: RenderJob) => {
       const strings = sharingOf(job);
-      const body = job.post.body ?? options.loadBody(job.post);
-      for (const file of postFileBytes(job.orgId, job.post, body, job.plan.categories, job.plan.shows(job.post))) {
+      const post = recordOf(job.post);
+      const body = post.body ?? options.loadBody(post);
+      for (const file of postFileBytes(job.orgId, post, body, job.plan.categories, job.plan.shows(job.post))) {
         await keepOrWrite(strings.share(file.rel), job.orgId, file.bytes, file.sha256, strings);
       }
       finished(job);
@@ -266,7 +267,8 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
       };
       const input = (job: RenderJob): RenderJobInput => ({
         orgId: job.orgId,
-        post: job.post,
+        record: recordJsonOf(job.post),
+        beside: { fingerprint: job.post.fingerprint, sha256: job.post.sha256, body: job.post.body },
         categories: [...job.plan.categories],
         status: job.plan.shows(job.post),
         live: job.rels.flatMap((rel): [string, string][] => {

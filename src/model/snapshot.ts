@@ -86,16 +86,74 @@ export interface UnchangedPost extends PostHead {
   };
 }
 
+/**
+ * Where a build keeps the records of the posts it parsed (emit/record-spool.ts):
+ * on disk, so that what it holds of each post in memory is its head.
+ */
+export interface RecordSpool {
+  /** Keeps the record, and answers the head that stands for it (its body too, when `record` holds it). */
+  keep: (record: PostRecord) => SpooledPost;
+  /** The record as the build state stores it: JSON, without its body, fingerprint and hash. */
+  jsonOf: (file: string) => string;
+}
+
+/** A post parsed (or read back whole) this build, whose record waits in the build's spool. */
+export interface SpooledPost extends PostHead {
+  spool: RecordSpool;
+  /** Its markdown body, while the build holds it (read-posts.ts bodyBudget). */
+  body?: string;
+}
+
+/** A post parsed (or read back whole) this build: its record in hand, or in the build's spool. */
+export type FreshPost = PostRecord | SpooledPost;
+
 /** A post as a build plans it: parsed (or read back whole) this build, or unchanged since the last. */
-export type Post = PostRecord | UnchangedPost;
+export type Post = FreshPost | UnchangedPost;
 
 export const isUnchanged = (post: Post): post is UnchangedPost => "built" in post;
 
-/** The posts of sources read without a previous build, where every post is parsed. */
+const isSpooled = (post: FreshPost): post is SpooledPost => "spool" in post;
+
+/** What a post's record is stored as: its JSON without the body and the file's identity (held beside it). */
+export function recordJsonOf(post: FreshPost): string {
+  if (isSpooled(post)) return post.spool.jsonOf(post.file);
+  const { body: _body, fingerprint: _fingerprint, sha256: _sha256, ...stored } = post;
+  return JSON.stringify(stored);
+}
+
+/** A record from the JSON recordJsonOf made of it, and the identity and body held beside it. */
+export function recordFromJson(json: string, beside: Pick<PostRecord, "fingerprint" | "sha256" | "body">): PostRecord {
+  const record = JSON.parse(json) as PostRecord;
+  record.fingerprint = beside.fingerprint;
+  record.sha256 = beside.sha256;
+  if (beside.body !== undefined) record.body = beside.body;
+  return record;
+}
+
+/** A fresh post's whole record: the one in hand, or the spool's read back. */
+export function recordOf(post: FreshPost): PostRecord {
+  return isSpooled(post) ? recordFromJson(post.spool.jsonOf(post.file), post) : post;
+}
+
+/** The lines of the keys a head's checks quote (sources/cross-check.ts). */
+const HEAD_LINES = ["id", "slug", "category"] as const;
+
+/** What a post's head holds but its file and identity: a small object of its own, sharing nothing with the record. */
+export function headFieldsOf(post: Omit<PostHead, "file" | "fingerprint" | "sha256">): Omit<PostHead, "file" | "fingerprint" | "sha256"> {
+  const { meta, publish, lines } = post;
+  const head: Omit<PostHead, "file" | "fingerprint" | "sha256"> = {
+    meta: { id: meta.id, slug: meta.slug, status: meta.status, publishedAt: meta.publishedAt, ...(meta.category === undefined ? {} : { category: meta.category }) },
+    publish: { date: publish.date, instant: publish.instant },
+  };
+  if (lines) head.lines = Object.fromEntries(HEAD_LINES.flatMap((key) => (lines[key] === undefined ? [] : [[key, lines[key]]])));
+  return head;
+}
+
+/** The posts of sources read without a previous build, where every post is parsed: each whole. */
 export function parsedOnly(posts: readonly Post[]): PostRecord[] {
   return posts.map((post) => {
     if (isUnchanged(post)) throw new Error(`${post.file} was read as unchanged where every post is parsed`);
-    return post;
+    return recordOf(post);
   });
 }
 

@@ -10,7 +10,7 @@
 import { ROUTES, itemFileKinds, itemRoute, type Route } from "../route-table.js";
 import type { PreviewStatus } from "../model/api.js";
 import type { Publication } from "../model/shapes.js";
-import { isUnchanged, type CategoryRecord, type OrgSnapshot, type Post, type PostHead, type PostRecord, type UnchangedPost } from "../model/snapshot.js";
+import { isUnchanged, recordOf, type CategoryRecord, type OrgSnapshot, type Post, type PostHead, type PostRecord, type UnchangedPost } from "../model/snapshot.js";
 import { renderBlocks, renderCategories, type PageMembership } from "./blocks.js";
 import { canonicalJson } from "./canonical-json.js";
 import {
@@ -202,7 +202,7 @@ function keptPosts(
   const summaries = new Map<string, Buffer>();
   for (const post of listed) {
     if (isUnchanged(post)) throw new Error(`${post.file} was handed in as edited in place but is unchanged`);
-    summaries.set(post.file, summaryBytes(post, categories, shows(post)));
+    summaries.set(post.file, summaryBytes(recordOf(post), categories, shows(post)));
   }
   return {
     files: [],
@@ -251,7 +251,7 @@ function planPosts(
   // Bytes, not strings: an item serialized by concatenation is a rope of
   // small strings, several times its size, and a list of 100k of them is held
   // until the build ends.
-  const items = ordered.map((post) => (isUnchanged(post) ? builtSummary(post) : summaryBytes(post, categories, shows(post))));
+  const items = ordered.map((post) => (isUnchanged(post) ? builtSummary(post) : summaryBytes(recordOf(post), categories, shows(post))));
   // The canonical JSON of the list is its items' canonical JSON, joined: a
   // list of 10k posts is assembled, not serialized again (nor held whole as a string).
   const list = itemsBytes(items, "]}");

@@ -8,7 +8,7 @@ import { openContractDatabase } from "../db/contract-schema.js";
 import type { Db } from "../db/open.js";
 import { readSnapshotRows, validateSnapshot, type OrgRows, type SnapshotRead, type SnapshotRows } from "../db/read-snapshot.js";
 import type { Problem, SourceWarning } from "../errors.js";
-import type { UnchangedPost } from "../model/snapshot.js";
+import type { RecordSpool, UnchangedPost } from "../model/snapshot.js";
 import { crossCheck } from "./cross-check.js";
 import { readPosts, type PostEdit, type PostsRead, type PreviousPosts } from "./read-posts.js";
 
@@ -34,6 +34,8 @@ export interface LoadSourcesOptions {
     inPlace?: (rows: OrgRows, edits: readonly PostEdit[]) => boolean;
   };
   bodyBudget?: number;
+  /** Where each post's record waits once it is parsed (a build's): then a post read is held as its head. */
+  spool?: RecordSpool;
 }
 
 export interface LoadedSources<T> {
@@ -94,7 +96,7 @@ export async function loadSources<T = undefined>(
     needsRecord: given.needsRecord && ((orgId, post) => !byId.has(orgId) || given.needsRecord!(byId.get(orgId)!, post)),
     inPlace: given.inPlace && ((orgId, edits) => byId.has(orgId) && given.inPlace!(byId.get(orgId)!, edits)),
   };
-  const posts = await readPosts(options.content, options.orgs, { previous, bodyBudget: options.bodyBudget });
+  const posts = await readPosts(options.content, options.orgs, { previous, bodyBudget: options.bodyBudget, spool: options.spool });
   const rowsKept = new Set(given?.kept ? rows.orgs.filter((org) => given.kept!(org, null).rows).map((org) => org.id) : []);
   const keptWhole = new Set([...rowsKept].filter((orgId) => posts.kept.has(orgId)));
   const snapshot = validateSnapshot(rows, { skip: keptWhole, blocksKept: rowsKept });

@@ -11,9 +11,6 @@ import { scannedExcerpt } from "../render/excerpt.js";
 import { parsePost } from "./front-matter.js";
 import { readText, SourceProblem, type Opened } from "./read-text.js";
 
-/** Decides, as each post is parsed, whether its record keeps the body (bounded memory). */
-export type BodyPolicy = (record: PostRecord) => void;
-
 /** Derives a body's excerpt, marked's lexer included (excerpt-lexer.ts). */
 type Excerpter = (body: string) => string;
 
@@ -23,13 +20,12 @@ let lexer: Excerpter | undefined;
 /** What parseOne answers for a body only the lexer reads, before it is loaded. */
 const WANTS_LEXER = Symbol("wants the lexer");
 
-/** Reads and parses one post; the record holds its body unless `policy` lets it go. */
+/** Reads and parses one post; the record holds its body. */
 function parseOne(
   contentDir: string,
   realRoot: string,
   rel: string,
   realDirs: Map<string, string>,
-  policy?: BodyPolicy,
 ): PostRecord | Problem[] | typeof WANTS_LEXER {
   let opened: Opened;
   try {
@@ -49,29 +45,31 @@ function parseOne(
   // holds copies instead.
   const record: PostRecord = structuredClone({ ...rest, excerpt, fingerprint: opened.fingerprint, sha256: opened.sha256 });
   record.body = body;
-  policy?.(record);
   return record;
 }
 
-/** Parses the given files (in this thread); what a parse worker runs on its share. */
-export async function parseFiles(
+/**
+ * Parses the given files (in this thread); what a parse worker runs on its
+ * share. `take` gets each record as it is parsed, so that what it lets go
+ * (a body past the budget, a record spooled) is never held for all at once.
+ */
+export async function parseFiles<T = PostRecord>(
   contentDir: string,
   realRoot: string,
   rels: readonly string[],
-  policy?: BodyPolicy,
-): Promise<(PostRecord | Problem[])[]> {
+  take: (record: PostRecord) => T = (record) => record as T,
+): Promise<(T | Problem[])[]> {
   const realDirs = new Map<string, string>();
-  const results: (PostRecord | Problem[])[] = [];
+  const results: (T | Problem[])[] = [];
   for (const rel of rels) {
-    let result = parseOne(contentDir, realRoot, rel, realDirs, policy);
+    let result = parseOne(contentDir, realRoot, rel, realDirs);
     if (result === WANTS_LEXER) {
       // Read again once the lexer is here: the few posts that need it cost a second read, the others no load.
       lexer ??= (await import("../render/excerpt-lexer.js")).deriveExcerpt;
-      result = parseOne(contentDir, realRoot, rel, realDirs, policy);
+      result = parseOne(contentDir, realRoot, rel, realDirs);
     }
     if (result === WANTS_LEXER) throw new Error(`${rel}: no excerpt with the lexer loaded`);
-    results.push(result);
+    results.push(Array.isArray(result) ? result : take(result));
   }
   return results;
 }
-

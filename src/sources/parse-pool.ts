@@ -21,7 +21,6 @@ import { Worker } from "node:worker_threads";
 import { threadsWanted } from "../threads-wanted.js";
 import type { Problem } from "../errors.js";
 import type { PostRecord } from "../model/snapshot.js";
-import type { BodyPolicy } from "./parse-files.js";
 import { readIdentities, type Identity } from "./read-text.js";
 
 /** Below this many files to parse a worker's start-up costs more than it saves. */
@@ -42,24 +41,23 @@ export interface PoolTask {
   claim?: HashClaim;
 }
 
-/** Each file parsed: its record (with its body unless `policy` lets it go) or its problems. */
-export async function parseInParallel(
+/** Each file parsed: what `take` makes of its record as it arrives (its body let go, its record spooled), or its problems. */
+export async function parseInParallel<T>(
   contentDir: string,
   realRoot: string,
   rels: readonly string[],
-  policy: BodyPolicy,
-): Promise<{ results: (PostRecord | Problem[])[]; threads: number }> {
+  take: (record: PostRecord) => T,
+): Promise<{ results: (T | Problem[])[]; threads: number }> {
   if (rels.length === 0) return { results: [], threads: 1 };
   // The YAML readers and the markdown lexer load only when a post is to be parsed: a build of unchanged posts never waits for them.
   const { parseFiles } = await import("./parse-files.js");
-  return shareOut<PostRecord | Problem[]>(
+  const taken = (result: PostRecord | Problem[]) => (Array.isArray(result) ? result : take(result));
+  return shareOut<PostRecord | Problem[], T | Problem[]>(
     { kind: "parse", contentDir, realRoot },
     rels,
     PARALLEL_THRESHOLD,
-    (batch) => parseFiles(contentDir, realRoot, batch, policy),
-    (result) => {
-      if (!Array.isArray(result)) policy(result);
-    },
+    (batch) => parseFiles(contentDir, realRoot, batch, take),
+    taken,
   );
 }
 
@@ -233,12 +231,12 @@ export function hashingQueue(contentDir: string, realRoot: string, posts: number
  * task on other batches; `fromWorker` is called on each result a worker sends
  * back (what `here` does to its own as it makes them).
  */
-async function shareOut<R>(
+async function shareOut<W, R>(
   task: Omit<PoolTask, "rels">,
   rels: readonly string[],
   threshold: number,
   here: (batch: string[]) => R[] | Promise<R[]>,
-  fromWorker: (result: R) => void = () => undefined,
+  fromWorker: (result: W) => R,
 ): Promise<{ results: R[]; threads: number }> {
   const threads = threadsWanted("CDSNAP_PARSE_THREADS");
   const workerFile = WORKER_URL.protocol === "file:" ? fileURLToPath(WORKER_URL) : "";
@@ -256,28 +254,27 @@ async function shareOut<R>(
   const store = (start: number, batch: R[]) => batch.forEach((result, i) => (results[start + i] = result));
   const runWorker = async () => {
     const worker = new Worker(workerFile);
-    const waiting: ((batch: R[]) => void)[] = [];
+    const waiting: ((batch: W[]) => void)[] = [];
     let failed: ((error: unknown) => void) | null = null;
-    worker.on("message", (batch: R[]) => waiting.shift()?.(batch));
+    worker.on("message", (batch: W[]) => waiting.shift()?.(batch));
     const crashed = new Promise<never>((_, reject) => (failed = reject));
     // Seen by the next race; a crash after the last batch was answered changes nothing.
     crashed.catch(() => undefined);
     worker.on("error", (error) => failed?.(error));
     const send = (range: [number, number]) => {
-      const answer = new Promise<R[]>((resolve) => waiting.push(resolve));
+      const answer = new Promise<W[]>((resolve) => waiting.push(resolve));
       worker.postMessage({ ...task, rels: rels.slice(range[0], range[1]) } satisfies PoolTask);
       return { start: range[0], answer };
     };
     try {
-      const inFlight: { start: number; answer: Promise<R[]> }[] = [];
+      const inFlight: { start: number; answer: Promise<W[]> }[] = [];
       for (let range = take(WORKER_BATCH); range; range = inFlight.length < 2 ? take(WORKER_BATCH) : null) {
         inFlight.push(send(range));
       }
       while (inFlight.length > 0) {
         const { start, answer } = inFlight.shift()!;
         const batch = await Promise.race([answer, crashed]);
-        batch.forEach(fromWorker);
-        store(start, batch);
+        store(start, batch.map(fromWorker));
         const range = take(WORKER_BATCH);
         if (range) inFlight.push(send(range));
       }

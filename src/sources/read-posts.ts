@@ -16,7 +16,7 @@ import { realpath } from "node:fs/promises";
 import { orNullOn } from "../errno.js";
 import { UsageError, type Problem, type SourceWarning } from "../errors.js";
 import { EDGE_FILE_LIMIT, postFileWarning } from "../model/edge-file-limit.js";
-import type { Post, PostRecord, UnchangedPost } from "../model/snapshot.js";
+import { recordOf, type FreshPost, type Post, type PostRecord, type RecordSpool, type UnchangedPost } from "../model/snapshot.js";
 import { splitFrontMatter } from "./split-front-matter.js";
 import { walkPosts, type PostFile, type PostListing } from "./list-posts.js";
 import { readText, type Identity, type Opened } from "./read-text.js";
@@ -96,6 +96,8 @@ export interface ReadPostsOptions {
   /** What the previous build recorded: a post is not parsed again while its file has the same bytes. */
   previous?: PreviousPosts;
   bodyBudget?: number;
+  /** Where each record parsed or read back whole waits (a build's): then a post read is held as its head. */
+  spool?: RecordSpool;
 }
 
 /** How many posts the previous build recorded of the organizations that may be read. */
@@ -246,6 +248,8 @@ export async function readPosts(
     );
     if (allRecorded && filesOf.get(orgId)!.some((i) => same[i] === undefined)) mayBeInPlace.add(orgId);
   }
+  // A record parsed or read back whole waits in the build's spool, if there is one: the build holds its head.
+  const spooled = (record: PostRecord): FreshPost => (options.spool ? options.spool.keep(record) : record);
   /** An unchanged post as the build takes it; undefined when it must be parsed. */
   const unchanged = (i: number): Post | undefined => {
     const fingerprint = same[i]!;
@@ -261,7 +265,7 @@ export async function readPosts(
     const record = previous!.record(rel);
     if (!record) return undefined;
     reused++;
-    return { ...record, fingerprint };
+    return spooled({ ...record, fingerprint });
   };
   const results: (Post | Problem[] | null | undefined)[] = listed.map((_, i) => {
     if (kept.has(orgOf(i))) return null;
@@ -271,10 +275,12 @@ export async function readPosts(
   let held = 0;
   const budget = options.bodyBudget ?? DEFAULT_BODY_BUDGET;
   // Applied as each post is parsed, so no more bodies than the budget are ever held at once.
-  const keepWithinBudget = (record: PostRecord) => {
-    if (record.body === undefined) return;
-    if (held + record.body.length <= budget) held += record.body.length;
-    else delete record.body;
+  const keepWithinBudget = (record: PostRecord): FreshPost => {
+    if (record.body !== undefined) {
+      if (held + record.body.length <= budget) held += record.body.length;
+      else delete record.body;
+    }
+    return spooled(record);
   };
   const parse = async (indices: readonly number[]) => {
     const rels = indices.map((i) => listed[i]!.rel);
@@ -289,11 +295,11 @@ export async function readPosts(
   /** Whether the edited posts (each parsed without a problem) keep their places, their heads read for the question. */
   const keepPlaces = (orgId: string, edited: readonly number[]): boolean => {
     const after = edited.map((i) => results[i]);
-    if (!after.every((post): post is PostRecord => post !== undefined && post !== null && !Array.isArray(post))) return false;
+    if (!after.every((post): post is FreshPost => post !== undefined && post !== null && !Array.isArray(post))) return false;
     const before = previous!.headsAt?.(orgId, edited.map((i) => listed[i]!.rel)) ?? new Map<string, UnchangedPost>();
     const edits = after.flatMap((post) => {
       const head = before.get(post.file);
-      return head ? [{ before: head, after: post }] : [];
+      return head ? [{ before: head, after: recordOf(post) }] : [];
     });
     return edits.length === edited.length && previous!.inPlace!(orgId, edits);
   };
@@ -333,7 +339,7 @@ export async function readPosts(
       continue;
     }
     // Edited in place: the unchanged posts' bytes are the recorded ones, the edited ones' those just parsed.
-    listings.set(orgId, listingNow(orgId, (i) => (same[i] === undefined ? (results[i] as PostRecord) : { fingerprint: same[i]!, sha256: storedOf(i)!.sha256 })));
+    listings.set(orgId, listingNow(orgId, (i) => (same[i] === undefined ? (results[i] as FreshPost) : { fingerprint: same[i]!, sha256: storedOf(i)!.sha256 })));
   }
   const warnings = [...listing.warnings];
   for (const file of listed) if (file.size > EDGE_FILE_LIMIT) warnings.push(postFileWarning(file.rel, file.size));
