@@ -24,32 +24,37 @@ export interface OpenSpool extends RecordSpool {
   close: () => void;
 }
 
-/** A spool in `dir` (the build state's folder, which the build lock holds). */
+/** A spool in `dir` (the build state's folder, which the build lock holds), made by the first record kept: a build that parses nothing makes none. */
 export function openRecordSpool(dir: string): OpenSpool {
   const file = path.join(dir, SPOOL_FILE);
   rmSync(file, { force: true });
-  const db = new Database(file);
-  db.pragma("journal_mode = OFF");
-  db.pragma("synchronous = OFF");
-  db.exec("CREATE TABLE records (file TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID");
-  db.exec("BEGIN");
-  // A post read back whole after being parsed (a second pass of read-posts.ts) replaces its first record.
-  const put = db.prepare("INSERT OR REPLACE INTO records VALUES (?, ?)");
-  const get = db.prepare("SELECT record FROM records WHERE file = ?").pluck();
+  let opened: { db: Database.Database; put: Database.Statement; get: Database.Statement } | null = null;
+  const open = () => {
+    if (opened) return opened;
+    const db = new Database(file);
+    db.pragma("journal_mode = OFF");
+    db.pragma("synchronous = OFF");
+    db.exec("CREATE TABLE records (file TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID");
+    db.exec("BEGIN");
+    // A post read back whole after being parsed (a second pass of read-posts.ts) replaces its first record.
+    opened = { db, put: db.prepare("INSERT OR REPLACE INTO records VALUES (?, ?)"), get: db.prepare("SELECT record FROM records WHERE file = ?").pluck() };
+    return opened;
+  };
   const spool: OpenSpool = {
     keep: (record: PostRecord): SpooledPost => {
-      put.run(record.file, recordJsonOf(record));
+      open().put.run(record.file, recordJsonOf(record));
       const head: SpooledPost = { file: record.file, ...headFieldsOf(record), fingerprint: record.fingerprint, sha256: record.sha256, spool };
       if (record.body !== undefined) head.body = record.body;
       return head;
     },
     jsonOf: (post: string) => {
-      const json = get.get(post) as string | undefined;
+      const json = opened?.get.get(post) as string | undefined;
       if (json === undefined) throw new Error(`${post} has no record in the build's spool`);
       return json;
     },
     close: () => {
-      db.close();
+      opened?.db.close();
+      opened = null;
       rmSync(file, { force: true });
     },
   };
