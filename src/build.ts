@@ -73,6 +73,8 @@ export interface BuildOptions {
   onProgress?: (done: number, total: number) => void;
   /** Post bodies kept in memory between validation and rendering (UTF-16 units); the rest are read twice. */
   bodyBudget?: number;
+  /** Parsed posts' records held in memory as JSON (UTF-16 units); the rest wait in a file beside the state (emit/record-spool.ts). */
+  recordsInMemory?: number;
   /**
    * Items a page of a list holds (`/contents/page/{n}`); without it, the live
    * tree's page size, or {@link DEFAULT_PAGE_SIZE} for a first build.
@@ -114,7 +116,7 @@ async function buildTree(options: BuildOptions, store: TreeStore, publication: P
   // build compares against is what it replaces.
   const release = await acquireBuildLock(store);
   try {
-    const spool = openRecordSpool(store.stateDir);
+    const spool = openRecordSpool(store.stateDir, options.recordsInMemory);
     try {
       return await runStages(options, store, publication, spool);
     } finally {

@@ -91,17 +91,36 @@ export interface UnchangedPost extends PostHead {
  * on disk, so that what it holds of each post in memory is its head.
  */
 export interface RecordSpool {
-  /** Keeps the record, and answers the head that stands for it (its body too, when `record` holds it). */
-  keep: (record: PostRecord) => SpooledPost;
+  /** Keeps the record, and answers the head that stands for it (its body too, when `body` is given). */
+  keep: (parsed: SpoolForm, body?: string) => SpooledPost;
   /** The record as the build state stores it: JSON, without its body, fingerprint and hash. */
-  jsonOf: (file: string) => string;
+  jsonOf: (post: SpooledPost) => string;
 }
 
 /** A post parsed (or read back whole) this build, whose record waits in the build's spool. */
 export interface SpooledPost extends PostHead {
   spool: RecordSpool;
+  /** Its record's row in the spool. */
+  row: number;
   /** Its markdown body, while the build holds it (read-posts.ts bodyBudget). */
   body?: string;
+}
+
+/**
+ * A parsed post in the form a spool keeps it: its head, and its record as the
+ * JSON recordJsonOf makes. A parse worker answers a build in this form: two
+ * strings and a small object cost the thread that takes them in a fraction of
+ * what a record's objects cost to copy, and the JSON is made on the worker's core.
+ */
+export interface SpoolForm {
+  head: PostHead;
+  json: string;
+  body?: string;
+}
+
+export function spoolFormOf(record: PostRecord): SpoolForm {
+  const head: PostHead = { file: record.file, ...headFieldsOf(record), fingerprint: record.fingerprint, sha256: record.sha256 };
+  return { head, json: recordJsonOf(record), ...(record.body === undefined ? {} : { body: record.body }) };
 }
 
 /** A post parsed (or read back whole) this build: its record in hand, or in the build's spool. */
@@ -116,7 +135,7 @@ const isSpooled = (post: FreshPost): post is SpooledPost => "spool" in post;
 
 /** What a post's record is stored as: its JSON without the body and the file's identity (held beside it). */
 export function recordJsonOf(post: FreshPost): string {
-  if (isSpooled(post)) return post.spool.jsonOf(post.file);
+  if (isSpooled(post)) return post.spool.jsonOf(post);
   const { body: _body, fingerprint: _fingerprint, sha256: _sha256, ...stored } = post;
   return JSON.stringify(stored);
 }
@@ -132,7 +151,7 @@ export function recordFromJson(json: string, beside: Pick<PostRecord, "fingerpri
 
 /** A fresh post's whole record: the one in hand, or the spool's read back. */
 export function recordOf(post: FreshPost): PostRecord {
-  return isSpooled(post) ? recordFromJson(post.spool.jsonOf(post.file), post) : post;
+  return isSpooled(post) ? recordFromJson(post.spool.jsonOf(post), post) : post;
 }
 
 /** The lines of the keys a head's checks quote (sources/cross-check.ts). */

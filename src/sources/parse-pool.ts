@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { threadsWanted } from "../threads-wanted.js";
 import type { Problem } from "../errors.js";
-import type { PostRecord } from "../model/snapshot.js";
+import { spoolFormOf, type PostRecord, type SpoolForm } from "../model/snapshot.js";
 import { readIdentities, type Identity } from "./read-text.js";
 
 /** Below this many files to parse a worker's start-up costs more than it saves. */
@@ -39,25 +39,31 @@ export interface PoolTask {
   realRoot: string;
   rels: string[];
   claim?: HashClaim;
+  /** The form each parsed record is answered in. */
+  form?: "record" | "spooled";
 }
 
-/** Each file parsed: what `take` makes of its record as it arrives (its body let go, its record spooled), or its problems. */
+/** What is made of each record as it is parsed: taken whole, or in the form a build's spool keeps. */
+export type Taking<T> = { form: "record"; take: (record: PostRecord) => T } | { form: "spooled"; take: (parsed: SpoolForm) => T };
+
+/** Each file parsed: what `taking` makes of it as it arrives (its body let go, its record spooled), or its problems. */
 export async function parseInParallel<T>(
   contentDir: string,
   realRoot: string,
   rels: readonly string[],
-  take: (record: PostRecord) => T,
+  taking: Taking<T>,
 ): Promise<{ results: (T | Problem[])[]; threads: number }> {
   if (rels.length === 0) return { results: [], threads: 1 };
   // The YAML readers and the markdown lexer load only when a post is to be parsed: a build of unchanged posts never waits for them.
   const { parseFiles } = await import("./parse-files.js");
-  const taken = (result: PostRecord | Problem[]) => (Array.isArray(result) ? result : take(result));
-  return shareOut<PostRecord | Problem[], T | Problem[]>(
-    { kind: "parse", contentDir, realRoot },
+  const take = (parsed: PostRecord | SpoolForm) => (taking.form === "record" ? taking.take(parsed as PostRecord) : taking.take(parsed as SpoolForm));
+  const here = taking.form === "record" ? taking.take : (record: PostRecord) => taking.take(spoolFormOf(record));
+  return shareOut<PostRecord | SpoolForm | Problem[], T | Problem[]>(
+    { kind: "parse", contentDir, realRoot, form: taking.form },
     rels,
     PARALLEL_THRESHOLD,
-    (batch) => parseFiles(contentDir, realRoot, batch, take),
-    taken,
+    (batch) => parseFiles(contentDir, realRoot, batch, here),
+    (result) => (Array.isArray(result) ? result : take(result)),
   );
 }
 

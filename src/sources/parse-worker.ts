@@ -7,6 +7,7 @@
 import { parentPort } from "node:worker_threads";
 import { CLAIMED_BY_WORKER, UNCLAIMED, type PoolTask } from "./parse-pool.js";
 import { readIdentities } from "./read-text.js";
+import { spoolFormOf } from "../model/snapshot.js";
 
 let answered: Promise<unknown> = Promise.resolve();
 
@@ -18,7 +19,7 @@ async function answer(task: PoolTask): Promise<unknown> {
     return readIdentities(task.realRoot, task.contentDir, task.rels);
   }
   const { parseFiles } = await import("./parse-files.js");
-  return parseFiles(task.contentDir, task.realRoot, task.rels);
+  return task.form === "spooled" ? parseFiles(task.contentDir, task.realRoot, task.rels, spoolFormOf) : parseFiles(task.contentDir, task.realRoot, task.rels);
 }
 
 parentPort?.on("message", (task: PoolTask) => {

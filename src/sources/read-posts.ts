@@ -16,11 +16,11 @@ import { realpath } from "node:fs/promises";
 import { orNullOn } from "../errno.js";
 import { UsageError, type Problem, type SourceWarning } from "../errors.js";
 import { EDGE_FILE_LIMIT, postFileWarning } from "../model/edge-file-limit.js";
-import { recordOf, type FreshPost, type Post, type PostRecord, type RecordSpool, type UnchangedPost } from "../model/snapshot.js";
+import { recordOf, spoolFormOf, type FreshPost, type Post, type PostRecord, type RecordSpool, type UnchangedPost } from "../model/snapshot.js";
 import { splitFrontMatter } from "./split-front-matter.js";
 import { walkPosts, type PostFile, type PostListing } from "./list-posts.js";
 import { readText, type Identity, type Opened } from "./read-text.js";
-import { hashingQueue, parseInParallel } from "./parse-pool.js";
+import { hashingQueue, parseInParallel, type Taking } from "./parse-pool.js";
 import { folderListing, listingOf, listingOfFolders, orgOfPost, pairsDigest, type PostsListing } from "./posts-listing.js";
 
 /** Bodies kept in memory, in UTF-16 code units (about twice as many bytes). */
@@ -249,7 +249,7 @@ export async function readPosts(
     if (allRecorded && filesOf.get(orgId)!.some((i) => same[i] === undefined)) mayBeInPlace.add(orgId);
   }
   // A record parsed or read back whole waits in the build's spool, if there is one: the build holds its head.
-  const spooled = (record: PostRecord): FreshPost => (options.spool ? options.spool.keep(record) : record);
+  const spooled = (record: PostRecord): FreshPost => (options.spool ? options.spool.keep(spoolFormOf(record), record.body) : record);
   /** An unchanged post as the build takes it; undefined when it must be parsed. */
   const unchanged = (i: number): Post | undefined => {
     const fingerprint = same[i]!;
@@ -275,16 +275,24 @@ export async function readPosts(
   let held = 0;
   const budget = options.bodyBudget ?? DEFAULT_BODY_BUDGET;
   // Applied as each post is parsed, so no more bodies than the budget are ever held at once.
-  const keepWithinBudget = (record: PostRecord): FreshPost => {
-    if (record.body !== undefined) {
-      if (held + record.body.length <= budget) held += record.body.length;
-      else delete record.body;
-    }
-    return spooled(record);
+  const withinBudget = (body: string | undefined): boolean => {
+    if (body === undefined || held + body.length > budget) return false;
+    held += body.length;
+    return true;
   };
+  const spool = options.spool;
+  const taking: Taking<FreshPost> = spool
+    ? { form: "spooled", take: (parsed) => spool.keep(parsed, withinBudget(parsed.body) ? parsed.body : undefined) }
+    : {
+        form: "record",
+        take: (record) => {
+          if (!withinBudget(record.body)) delete record.body;
+          return record;
+        },
+      };
   const parse = async (indices: readonly number[]) => {
     const rels = indices.map((i) => listed[i]!.rel);
-    const { results: fresh, threads } = await parseInParallel(contentDir, realRoot, rels, keepWithinBudget);
+    const { results: fresh, threads } = await parseInParallel(contentDir, realRoot, rels, taking);
     fresh.forEach((result, n) => (results[indices[n]!] = result));
     return { parsed: rels.length, threads };
   };
