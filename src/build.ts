@@ -48,7 +48,7 @@ import { keepLive, publishGeneration } from "./emit/publish-generation.js";
 import { openRecordSpool } from "./emit/record-spool.js";
 import { reconcileOrganizationFiles } from "./emit/reconcile.js";
 import { acquireBuildLock, assertReplaceable, previewOutOf, treeStoreOf, type TreeStore } from "./emit/tree-store.js";
-import { discardGeneration, writeGeneration, type ChangedPaths, type WriteResult } from "./emit/write-generation.js";
+import { changedPathsOf, discardGeneration, writeGeneration, type ChangedPaths, type WriteResult } from "./emit/write-generation.js";
 import { InvalidSourcesError, UsageError, type Problem } from "./errors.js";
 import type { Publication } from "./model/shapes.js";
 import type { RecordSpool } from "./model/snapshot.js";
@@ -338,7 +338,7 @@ interface Built {
 
 async function announce(input: BuildInput, built: Built, stage: StageTimer): Promise<BuildReport> {
   const { previous, sources, plan, written, orgRows, published, reconciled } = built;
-  const changes: ChangedPaths = written.kind === "written" && published ? written.changes : { added: [], changed: [], removed: [] };
+  const changes: ChangedPaths = written.kind === "written" && published ? changedPathsOf(written) : { added: [], changed: [], removed: [] };
   for (const apiPath of reconciled) if (!changes.changed.includes(apiPath)) changes.changed.push(apiPath);
   // Beside the tree, for the edge: keys may have changed even when no file did. The preview tree never reaches the edge.
   if (input.publication === "public") writeEdgeDocumentOf(input.options.db, input.store.out);

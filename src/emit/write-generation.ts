@@ -63,9 +63,10 @@ export interface WrittenGeneration extends WriteCommon {
   gen: Generation;
   /** Every file of the generation, with its hash and identity. */
   files: GenerationFiles;
-  changes: ChangedPaths;
   /** The files this build wrote (true) and removed (false), against the live tree: what the next build replays. */
   replay: Map<string, boolean>;
+  /** Of the files written, those that replaced a live file (the others were added). */
+  replaced: ReadonlySet<string>;
   /** The audit's per-file checks of every file written, on the bytes as they were written. */
   inspected: Map<string, Inspected>;
 }
@@ -187,7 +188,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
   const recorded = (rel: string) =>
     trusted && state.orgs.get(orgOfFile(rel))?.code === plan.codeVersion ? state.auditAt([rel]).get(rel)?.facts : undefined;
   const inspect = createInspector(options.inspection.orgIds, options.inspection.needles, options.inspection.publication, recorded);
-  const changes: ChangedPaths = { added: [], changed: [], removed: plan.removed.map(apiPathOfFile) };
+  const replaced = new Set<string>();
   for (const rel of plan.removed) statsOf(orgOfFile(rel)).removed++;
   let postsRendered = 0;
   let gen: Generation | null = null;
@@ -212,7 +213,7 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
       placed.set(rel, entry);
       replay.set(rel, true);
       statsOf(orgId).written++;
-      (liveEntry(rel) ? changes.changed : changes.added).push(apiPathOfFile(rel));
+      if (liveEntry(rel)) replaced.add(rel);
     };
     const write = async (rel: string, orgId: string, bytes: Buffer, hash: string, strings: StringSharing, parts?: ItemsParts) => {
       const tree = (await opened()).tree;
@@ -335,12 +336,23 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
       await discardGeneration(next);
       return { kind: "unchanged", perOrg, postsRendered };
     }
-    for (const list of Object.values(changes)) list.sort();
-    return { kind: "written", gen: next, files, perOrg, changes, replay, inspected, postsRendered };
+    return { kind: "written", gen: next, files, perOrg, replay, replaced, inspected, postsRendered };
   } catch (error) {
     if (gen) await discardGeneration(gen);
     throw error;
   }
+}
+
+/**
+ * The API paths a written generation added, changed and removed, sorted: made
+ * when asked (the build's report, its tags, the on-change hook), so that a full
+ * build does not hold a path string for every file through its audit and publish.
+ */
+export function changedPathsOf(written: Pick<WrittenGeneration, "replay" | "replaced">): ChangedPaths {
+  const changes: ChangedPaths = { added: [], changed: [], removed: [] };
+  for (const [rel, wrote] of written.replay) (wrote ? (written.replaced.has(rel) ? changes.changed : changes.added) : changes.removed).push(apiPathOfFile(rel));
+  for (const list of Object.values(changes)) list.sort();
+  return changes;
 }
 
 /** Removes a generation that will not be published. */

@@ -88,7 +88,8 @@ export interface UnchangedPost extends PostHead {
 
 /**
  * Where a build keeps the records of the posts it parsed (emit/record-spool.ts):
- * on disk, so that what it holds of each post in memory is its head.
+ * as JSON, in memory up to a budget and in a file past it, so that what it
+ * holds of each post as objects is its head.
  */
 export interface RecordSpool {
   /** Keeps the record, and answers the head that stands for it (its body too, when `body` is given). */
