@@ -41,10 +41,17 @@ export interface PoolTask {
   claim?: HashClaim;
   /** The form each parsed record is answered in. */
   form?: "record" | "spooled";
+  /** False: the spooled form without the body. */
+  bodies?: boolean;
 }
 
-/** What is made of each record as it is parsed: taken whole, or in the form a build's spool keeps. */
-export type Taking<T> = { form: "record"; take: (record: PostRecord) => T } | { form: "spooled"; take: (parsed: SpoolForm) => T };
+/**
+ * What is made of each record as it is parsed: taken whole, or in the form a
+ * build's spool keeps; then `bodies` says, as each batch is sent to a worker,
+ * whether bodies are still kept (the body budget): once they are not, a worker
+ * sends none, where each would cross only to be let go.
+ */
+export type Taking<T> = { form: "record"; take: (record: PostRecord) => T } | { form: "spooled"; take: (parsed: SpoolForm) => T; bodies: () => boolean };
 
 /** Each file parsed: what `taking` makes of it as it arrives (its body let go, its record spooled), or its problems. */
 export async function parseInParallel<T>(
@@ -58,8 +65,9 @@ export async function parseInParallel<T>(
   const { parseFiles } = await import("./parse-files.js");
   const take = (parsed: PostRecord | SpoolForm) => (taking.form === "record" ? taking.take(parsed as PostRecord) : taking.take(parsed as SpoolForm));
   const here = taking.form === "record" ? taking.take : (record: PostRecord) => taking.take(spoolFormOf(record));
+  const task = () => ({ kind: "parse" as const, contentDir, realRoot, form: taking.form, ...(taking.form === "spooled" && !taking.bodies() ? { bodies: false } : {}) });
   return shareOut<PostRecord | SpoolForm | Problem[], T | Problem[]>(
-    { kind: "parse", contentDir, realRoot, form: taking.form },
+    task,
     rels,
     PARALLEL_THRESHOLD,
     (batch) => parseFiles(contentDir, realRoot, batch, here),
@@ -238,7 +246,7 @@ export function hashingQueue(contentDir: string, realRoot: string, posts: number
  * back (what `here` does to its own as it makes them).
  */
 async function shareOut<W, R>(
-  task: Omit<PoolTask, "rels">,
+  task: () => Omit<PoolTask, "rels">,
   rels: readonly string[],
   threshold: number,
   here: (batch: string[]) => R[] | Promise<R[]>,
@@ -269,7 +277,7 @@ async function shareOut<W, R>(
     worker.on("error", (error) => failed?.(error));
     const send = (range: [number, number]) => {
       const answer = new Promise<W[]>((resolve) => waiting.push(resolve));
-      worker.postMessage({ ...task, rels: rels.slice(range[0], range[1]) } satisfies PoolTask);
+      worker.postMessage({ ...task(), rels: rels.slice(range[0], range[1]) } satisfies PoolTask);
       return { start: range[0], answer };
     };
     try {

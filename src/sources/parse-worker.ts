@@ -19,7 +19,11 @@ async function answer(task: PoolTask): Promise<unknown> {
     return readIdentities(task.realRoot, task.contentDir, task.rels);
   }
   const { parseFiles } = await import("./parse-files.js");
-  return task.form === "spooled" ? parseFiles(task.contentDir, task.realRoot, task.rels, spoolFormOf) : parseFiles(task.contentDir, task.realRoot, task.rels);
+  if (task.form !== "spooled") return parseFiles(task.contentDir, task.realRoot, task.rels);
+  return parseFiles(task.contentDir, task.realRoot, task.rels, (record) => {
+    if (task.bodies === false) delete record.body;
+    return spoolFormOf(record);
+  });
 }
 
 parentPort?.on("message", (task: PoolTask) => {

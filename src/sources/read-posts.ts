@@ -275,14 +275,20 @@ export async function readPosts(
   let held = 0;
   const budget = options.bodyBudget ?? DEFAULT_BODY_BUDGET;
   // Applied as each post is parsed, so no more bodies than the budget are ever held at once.
+  // Once a body is refused, the parse workers are told to send none.
+  let refused = false;
   const withinBudget = (body: string | undefined): boolean => {
-    if (body === undefined || held + body.length > budget) return false;
+    if (body === undefined) return false;
+    if (held + body.length > budget) {
+      refused = true;
+      return false;
+    }
     held += body.length;
     return true;
   };
   const spool = options.spool;
   const taking: Taking<FreshPost> = spool
-    ? { form: "spooled", take: (parsed) => spool.keep(parsed, withinBudget(parsed.body) ? parsed.body : undefined) }
+    ? { form: "spooled", take: (parsed) => spool.keep(parsed, withinBudget(parsed.body) ? parsed.body : undefined), bodies: () => !refused }
     : {
         form: "record",
         take: (record) => {

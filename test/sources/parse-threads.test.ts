@@ -1,7 +1,7 @@
 import { mkdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleCliWith, bundleDirFor, runBundle } from "../fixtures/cli.js";
+import { bundleCliWith, bundleDirFor, bundleEntries, runBundle } from "../fixtures/cli.js";
 import { type Fixture, makeFixture, removeDir } from "../fixtures/build-fixture.js";
 import { insertOrg, withDb } from "../fixtures/database.js";
 import { postMeta, writePost } from "../fixtures/posts.js";
@@ -46,6 +46,24 @@ describe("parsing posts in worker threads", () => {
     expect(JSON.parse(fixedOne.stdout)).toMatchObject({ parseThreads: 1, postsParsed: 451 });
     expect(JSON.parse(fixedTwo.stdout)).toMatchObject({ parseThreads: 2, postsParsed: 451 });
     expect(await hashTree(path.join(fx.dir, "two"))).toBe(await hashTree(path.join(fx.dir, "one")));
+  });
+
+  it("with the body budget spent and every record in the spool's file, the workers build the same tree", async () => {
+    // The first body is refused: the parse worker is then told to send none, and each post's body is read again when it is rendered.
+    const dir = await bundleEntries("spooled-build", { build: "test/fixtures/build-entry.ts", "parse-worker": "src/sources/parse-worker.ts", "render-worker": "src/emit/render-worker.ts" });
+    try {
+      const buildWith = async (out: string, budgets: object, threads: string) => {
+        const options = { db: fx.db, content: fx.content, out: path.join(fx.dir, out), now: "2026-06-01T00:00:00Z", ...budgets };
+        const run = await runBundle(path.join(dir, "build.js"), [JSON.stringify(options)], { CDSNAP_PARSE_THREADS: threads, CDSNAP_RENDER_THREADS: threads });
+        expect(run.code, run.stderr).toBe(0);
+        return JSON.parse(run.stdout) as { parseThreads: number; postsParsed: number };
+      };
+      expect(await buildWith("held", {}, "1")).toMatchObject({ parseThreads: 1 });
+      expect(await buildWith("spooled", { bodyBudget: 1, recordsInMemory: 0 }, "2")).toMatchObject({ parseThreads: 2, postsParsed: 451 });
+      expect(await hashTree(path.join(fx.dir, "spooled"))).toBe(await hashTree(path.join(fx.dir, "held")));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
