@@ -24,7 +24,7 @@ import type { OrgExpectation } from "../audit/audit-inputs.js";
 import type { FileFacts } from "../audit/tree-rules.js";
 import { orgFolderOf, orgInFolder } from "../api-paths.js";
 import { CdsnapError } from "../errors.js";
-import { headFieldsOf, recordJsonOf, type FreshPost, type PostHead, type PostRecord, type UnchangedPost } from "../model/snapshot.js";
+import { headFieldsOf, recordFromJson, recordJsonOf, type FreshPost, type PostHead, type PostRecord, type UnchangedPost } from "../model/snapshot.js";
 import type { OrgCounts } from "../render/render-org.js";
 import { folderOfPost, listingOfFolders, orgOfPost, type FolderListing, type PostsListing } from "../sources/posts-listing.js";
 import { filesInMemory, generationFiles, sameEntry, storedFiles, withDb, type FileTable, type GenerationFiles, type StoredFiles } from "./file-table.js";
@@ -398,7 +398,7 @@ function readChanges(file: string, visit: (rel: string, written: boolean) => voi
 function readRecord(file: string, rel: string): Omit<PostRecord, "body"> | undefined {
   return withDb(file, (db) => {
     const row = db.prepare("SELECT fingerprint, sha256, record FROM post_ids JOIN posts USING (file) WHERE file = ?").raw().get(rel) as [string, string, string] | undefined;
-    return row && { ...(JSON.parse(row[2]) as Omit<PostRecord, "body" | "fingerprint" | "sha256">), fingerprint: row[0], sha256: row[1] };
+    return row && recordFromJson(row[2], { fingerprint: row[0], sha256: row[1] });
   });
 }
 

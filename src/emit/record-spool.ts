@@ -25,7 +25,7 @@ import { headFieldsOf, type RecordSpool, type SpoolForm, type SpooledPost } from
 const SPOOL_FILE = "records.sqlite";
 
 /** UTF-16 units of record JSON held in memory: about 13k posts of the bench's corpus, 16–32 MiB. */
-export const DEFAULT_RECORDS_IN_MEMORY = 16 * 1024 * 1024;
+const DEFAULT_RECORDS_IN_MEMORY = 16 * 1024 * 1024;
 
 export interface OpenSpool extends RecordSpool {
   /** Closes and removes the file. */

@@ -350,7 +350,10 @@ export async function writeGeneration(store: TreeStore, plan: GenerationPlan, op
  */
 export function changedPathsOf(written: Pick<WrittenGeneration, "replay" | "replaced">): ChangedPaths {
   const changes: ChangedPaths = { added: [], changed: [], removed: [] };
-  for (const [rel, wrote] of written.replay) (wrote ? (written.replaced.has(rel) ? changes.changed : changes.added) : changes.removed).push(apiPathOfFile(rel));
+  for (const [rel, wrote] of written.replay) {
+    const list = !wrote ? changes.removed : written.replaced.has(rel) ? changes.changed : changes.added;
+    list.push(apiPathOfFile(rel));
+  }
   for (const list of Object.values(changes)) list.sort();
   return changes;
 }
